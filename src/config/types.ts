@@ -1,0 +1,170 @@
+// The shape of config/gateway.yaml after interpolation and schema validation.
+// config/gateway.schema.json is the authority; these types mirror it.
+
+export type StoreDriver = 'embedded' | 'postgres' | 'mongodb';
+export type QueueDriver = 'inline' | 'bullmq';
+export type ProviderType = 'openai' | 'anthropic' | 'bedrock-anthropic' | 'vertex-anthropic' | 'gemini' | 'demo';
+export type Role = 'admin' | 'member';
+export type Permission = 'view' | 'edit' | 'delete' | 'share';
+
+export interface ServerConfig {
+  host: string;
+  port: number;
+  /** Largest accepted request body, in bytes. */
+  bodyLimitBytes: number;
+  /** How long in-flight requests may take to finish on shutdown. */
+  shutdownGraceMs: number;
+  /** Trust X-Forwarded-* headers (behind a reverse proxy). */
+  trustProxy: boolean;
+}
+
+export interface StoreConfig {
+  driver: StoreDriver;
+  path: string;
+  url?: string;
+  /** Retention of runs, responses and their event logs, in days (0 keeps forever). */
+  retentionDays: number;
+}
+
+export interface QueueConfig {
+  driver: QueueDriver;
+  redisUrl: string;
+  concurrency: number;
+  /** Prefix for every Redis key the queue and shared counters use. */
+  prefix: string;
+}
+
+export interface ProviderConfig {
+  type: ProviderType;
+  baseUrl?: string;
+  apiKey?: string;
+  responses?: 'native' | 'translate';
+  /** Extra headers sent upstream (e.g. an Azure api-version or organization header). */
+  headers?: Record<string, string>;
+  /** bedrock-anthropic: AWS region and credentials. */
+  region?: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  sessionToken?: string;
+  /** vertex-anthropic: GCP project, region and service-account key JSON (string or path). */
+  projectId?: string;
+  serviceAccountKey?: string;
+  tokenUrl?: string;
+  timeouts?: { connectMs?: number; firstByteMs?: number; idleMs?: number };
+  retries?: { max?: number; baseDelayMs?: number; maxDelayMs?: number };
+  /** Allow upstream addresses in private/loopback ranges (SSRF guard opt-out, e.g. a local vLLM). */
+  allowPrivateNetwork?: boolean;
+}
+
+export interface ModelConfig {
+  id: string;
+  provider: string;
+  upstream?: string;
+  contextWindow?: number;
+  created?: number;
+}
+
+export interface RateLimitConfig {
+  requestsPerMinute?: number;
+  perUserRequestsPerMinute?: number;
+}
+
+export interface DlpCustomPattern {
+  name: string;
+  pattern: string;
+}
+
+export type DlpDetector = 'email' | 'credit_card' | 'us_ssn' | 'iban' | 'phone' | 'secret_key';
+
+export interface DlpPolicyConfig {
+  enabled: boolean;
+  detectors: DlpDetector[];
+  custom: DlpCustomPattern[];
+}
+
+export interface GroupConfig {
+  id: string;
+  name?: string;
+  members: string[];
+}
+
+export interface UserConfig {
+  id: string;
+  name: string;
+  role: Role;
+  keys: string[];
+}
+
+export interface OrganizationConfig {
+  id: string;
+  name: string;
+  models: string[];
+  rateLimit?: RateLimitConfig;
+  dlp?: DlpPolicyConfig;
+  groups: GroupConfig[];
+  users: UserConfig[];
+}
+
+export interface AgentShareConfig {
+  user?: string;
+  group?: string;
+  permissions: Permission[];
+}
+
+export interface AgentInputConfig {
+  label: string;
+  required: boolean;
+}
+
+export interface AgentStepConfig {
+  name?: string;
+  prompt: string;
+  objective?: string;
+}
+
+export type AgentTriggerConfig =
+  | { type: 'schedule'; cron: string; inputs?: Record<string, string>; timezone?: string }
+  | { type: 'webhook' }
+  | { type: 'event'; event: string };
+
+export interface AgentConfig {
+  id: string;
+  organization: string;
+  name: string;
+  description: string;
+  createdBy: string;
+  sharedWith: AgentShareConfig[];
+  model: string;
+  instructions: string;
+  inputs: AgentInputConfig[];
+  tools: Record<string, unknown>[];
+  steps: AgentStepConfig[];
+  timeoutSeconds: number;
+  triggers: AgentTriggerConfig[];
+}
+
+export interface EvaluationConfig {
+  model?: string;
+}
+
+export interface LoggingConfig {
+  level: 'error' | 'warn' | 'info' | 'debug';
+}
+
+export interface PluginToggle {
+  enabled: boolean;
+  [key: string]: unknown;
+}
+
+export interface GatewayConfig {
+  server: ServerConfig;
+  store: StoreConfig;
+  queue: QueueConfig;
+  providers: Record<string, ProviderConfig>;
+  models: ModelConfig[];
+  evaluation: EvaluationConfig;
+  organizations: OrganizationConfig[];
+  agents: AgentConfig[];
+  plugins: Record<string, PluginToggle>;
+  logging: LoggingConfig;
+}

@@ -1,0 +1,73 @@
+import winston from 'winston';
+
+// Log lines carry identifiers and measurements only. Fields are allowlisted: anything else passed in
+// `meta` is dropped, so a key, a prompt or a completion can never reach a log line by accident.
+const ALLOWED_FIELDS = new Set([
+  'requestId',
+  'operationId',
+  'method',
+  'route',
+  'status',
+  'latencyMs',
+  'orgId',
+  'userId',
+  'keyId',
+  'runId',
+  'agentId',
+  'conversationId',
+  'responseId',
+  'model',
+  'provider',
+  'upstreamStatus',
+  'attempt',
+  'code',
+  'errorName',
+  'errorMessage',
+  'stack',
+  'component',
+  'driver',
+  'count',
+  'port',
+  'host',
+  'pid',
+  'jobId',
+  'stepNumber',
+  'reason',
+  'durationMs',
+  'signal',
+  'plugin',
+  'version',
+  'path',
+]);
+
+const allowlist = winston.format((info) => {
+  for (const key of Object.keys(info)) {
+    if (key === 'level' || key === 'message' || key === 'timestamp' || key === 'service') continue;
+    if (!ALLOWED_FIELDS.has(key)) delete (info as Record<string, unknown>)[key];
+  }
+  return info;
+});
+
+export interface LoggerOptions {
+  level?: string;
+  /** Silence output (tests). */
+  silent?: boolean;
+  component?: string;
+}
+
+export function createLogger(options: LoggerOptions = {}): winston.Logger {
+  return winston.createLogger({
+    level: options.level ?? 'info',
+    silent: options.silent ?? process.env['LOG_SILENT'] === '1',
+    defaultMeta: options.component ? { component: options.component } : {},
+    format: winston.format.combine(allowlist(), winston.format.timestamp(), winston.format.json()),
+    // Logs go to stderr: stdout is reserved for what a command prints (keys, documents).
+    transports: [new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] })],
+  });
+}
+
+/** Log fields describing an error without its payload. */
+export function errorFields(err: unknown): Record<string, unknown> {
+  if (err instanceof Error) return { errorName: err.name, errorMessage: err.message, stack: err.stack };
+  return { errorMessage: String(err) };
+}

@@ -1,0 +1,56 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { EnvelopeFamily, GatewayError } from '../http/errors';
+import type { Principal } from '../store/types';
+import type { RouteSpec } from '../../openapi/build-artifacts';
+
+/** Replaces sensitive spans of text; bound to the caller's organization policy by the dlp plugin. */
+export interface Redactor {
+  /** Returns the text with every detected span replaced, and how many spans were replaced. */
+  redact(text: string): { text: string; count: number };
+}
+
+/**
+ * Mutates an upstream-bound JSON body in place (e.g. field stripping); returns true when it changed
+ * anything, so an unchanged body can be forwarded as the caller's original bytes.
+ */
+export type UpstreamBodyTransform = (body: Record<string, unknown>) => boolean;
+
+/** Token usage of one upstream call, reported by the provider layer for metrics, audit and the store. */
+export interface UsageReport {
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** The typed per-request context every plugin and handler receives. */
+export interface RequestContext {
+  readonly requestId: string;
+  readonly route: RouteSpec;
+  readonly family: EnvelopeFamily;
+  /** process.hrtime.bigint() at arrival. */
+  readonly startedAt: bigint;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  /** Set by the auth plugin (or the anonymous principal when auth is off). */
+  principal: Principal | null;
+  /** Path parameters, validated and coerced. */
+  params: Record<string, string>;
+  /** Query parameters, validated and coerced. */
+  query: Record<string, unknown>;
+  /** Parsed JSON body (undefined when the operation takes none). */
+  body: unknown;
+  /** The body's original bytes, for pass-through forwarding. */
+  rawBody: Buffer | null;
+  /** Ids of the resources the call touched, for the audit trail (path params are added automatically). */
+  resourceIds: Record<string, string>;
+  /** The organization's DLP redactor when its policy is on, else null. */
+  dlp: Redactor | null;
+  /** Applied in order to every upstream-bound body. */
+  upstreamTransforms: UpstreamBodyTransform[];
+  /** Token usage reported by upstream calls during this request. */
+  usage: UsageReport[];
+  /** Aborted when the client disconnects before the response finished. */
+  readonly signal: AbortSignal;
+  /** The error the request ended with, if any (set before onFinish hooks run). */
+  error: GatewayError | null;
+}

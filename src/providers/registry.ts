@@ -1,0 +1,20 @@
+// One line per provider type: adding a provider is a folder plus a line here.
+import type { ProviderConfig } from '../config/types';
+import { GatewayError } from '../http/errors';
+import { DemoProvider } from './demo/demo-provider';
+import { OpenAiProvider } from './openai/openai-provider';
+import type { Provider } from './types';
+
+export function createProvider(name: string, config: ProviderConfig): Provider {
+  switch (config.type) {
+    case 'demo':
+      return new DemoProvider(name, config);
+    case 'openai':
+      return new OpenAiProvider(name, config);
+    case 'anthropic':
+    case 'bedrock-anthropic':
+    case 'vertex-anthropic':
+    case 'gemini':
+      throw new GatewayError('not_implemented', `provider type ${config.type} (providers.${name}) is not available yet`);
+  }
+}

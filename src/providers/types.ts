@@ -1,0 +1,106 @@
+// The provider layer's interface. Client formats (chat completions, Responses, completions, Anthropic
+// messages) meet providers in the middle: the canonical request is the OpenAI chat-completions body.
+// Each provider folder (providers/<type>/) owns its wire format and translation.
+import type { ModelConfig, ProviderConfig, ProviderType } from '../config/types';
+
+export type JsonObject = Record<string, unknown>;
+
+export interface ChatToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface ChatMessage {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+  content?: string | JsonObject[] | null;
+  name?: string;
+  tool_calls?: ChatToolCall[];
+  tool_call_id?: string;
+  [extra: string]: unknown;
+}
+
+/** The canonical request: an OpenAI chat-completions body (unknown fields pass through). */
+export interface ChatCompletionRequest {
+  model: string;
+  messages: ChatMessage[];
+  stream?: boolean;
+  [extra: string]: unknown;
+}
+
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  [extra: string]: unknown;
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: {
+    index: number;
+    message: { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[]; refusal?: string | null; [extra: string]: unknown };
+    finish_reason: 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call' | null;
+    logprobs?: unknown;
+  }[];
+  usage?: ChatUsage;
+  [extra: string]: unknown;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: {
+    index: number;
+    delta: {
+      role?: 'assistant';
+      content?: string | null;
+      tool_calls?: { index: number; id?: string; type?: 'function'; function?: { name?: string; arguments?: string } }[];
+      [extra: string]: unknown;
+    };
+    finish_reason: ChatCompletion['choices'][number]['finish_reason'];
+  }[];
+  usage?: ChatUsage | null;
+  [extra: string]: unknown;
+}
+
+export interface CallOptions {
+  /** Aborts the upstream call (client disconnect, run cancellation, timeout). */
+  signal?: AbortSignal;
+  requestId?: string;
+}
+
+/** A model id resolved for an organization: the model's config and the provider serving it. */
+export interface ResolvedModel {
+  model: ModelConfig;
+  /** The provider's own name for the model. */
+  upstreamModel: string;
+  provider: Provider;
+}
+
+export interface Provider {
+  readonly name: string;
+  readonly type: ProviderType;
+  readonly config: ProviderConfig;
+  /** Non-streaming chat completion; the request's `model` is replaced by `upstreamModel`. */
+  chat(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): Promise<ChatCompletion>;
+  /** Streaming chat completion as chat-completion chunks, whatever the wire format. */
+  chatStream(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): AsyncIterable<ChatCompletionChunk>;
+  close(): Promise<void>;
+}
+
+/** What the rest of the service (handlers, agent runs, the Responses interface) calls. */
+export interface ModelRouter {
+  /** Models the organization may use, in config order. */
+  list(orgId: string): ModelConfig[];
+  /** Throws GatewayError model_not_found when the model is unknown or not allowed for the organization. */
+  resolve(orgId: string, modelId: string): ResolvedModel;
+  /** Convenience: resolve + chat. */
+  complete(orgId: string, request: ChatCompletionRequest, options?: CallOptions): Promise<ChatCompletion>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,189 @@
+// The store port: every repository the service uses. Backends (sql/ for embedded PGlite and
+// PostgreSQL, mongo/ for MongoDB) implement it and pass the one contract suite in test/store/.
+// Permission rules live in the queries (listVisible/getVisible), never as filtering after the fact.
+import type {
+  AgentRecord,
+  AgentUpsert,
+  AgentVersionRecord,
+  ApiKeyRecord,
+  AuditQuery,
+  AuditRecord,
+  ConversationItemRecord,
+  ConversationRecord,
+  GroupRecord,
+  NewConversationItem,
+  OrganizationRecord,
+  Principal,
+  ResolvedKey,
+  ResponseEventRecord,
+  ResponseRecord,
+  RunPage,
+  RunPageQuery,
+  RunPatch,
+  RunRecord,
+  RunStatus,
+  StepVerdictRecord,
+  UsageRecord,
+  UsageTotal,
+  UserRecord,
+  VisibleAgent,
+  VisibleRun,
+} from './types';
+
+export interface OrganizationRepository {
+  upsert(org: Omit<OrganizationRecord, 'updatedAt'>): Promise<void>;
+  get(id: string): Promise<OrganizationRecord | null>;
+  list(): Promise<OrganizationRecord[]>;
+}
+
+export interface UserRepository {
+  upsert(user: UserRecord): Promise<void>;
+  get(id: string): Promise<UserRecord | null>;
+  listByOrg(orgId: string): Promise<UserRecord[]>;
+  count(): Promise<number>;
+}
+
+export interface GroupRepository {
+  /** Creates or replaces the group, members included. */
+  upsert(group: GroupRecord): Promise<void>;
+  listByOrg(orgId: string): Promise<GroupRecord[]>;
+  /** Ids of the groups the user belongs to. */
+  groupIdsOf(orgId: string, userId: string): Promise<string[]>;
+}
+
+export interface KeyRepository {
+  /** Inserts a key; a key whose hash already exists is left as it is (returns false). */
+  create(key: ApiKeyRecord): Promise<boolean>;
+  /** Active (not revoked) key by hash, with its user and groups; null if unknown or revoked. */
+  resolve(hash: string): Promise<ResolvedKey | null>;
+  get(id: string): Promise<ApiKeyRecord | null>;
+  /** Sets revokedAt; false when no such active key. */
+  revoke(id: string, at: string): Promise<boolean>;
+  listByOrg(orgId: string): Promise<ApiKeyRecord[]>;
+  /** Records last use; callers batch these off the request path. */
+  touch(ids: readonly string[], at: string): Promise<void>;
+  countActive(): Promise<number>;
+  /** Revoked-since check for auth caches: ids of keys revoked at or after `since`. */
+  revokedSince(since: string): Promise<string[]>;
+}
+
+export interface AgentUpsertResult {
+  agent: AgentRecord;
+  /** True when this upsert created the agent or a new version of it. */
+  changed: boolean;
+}
+
+export interface AgentRepository {
+  /** Creates the agent, or a new version when `definitionHash` differs from the latest; undeletes it. */
+  upsert(agent: AgentUpsert): Promise<AgentUpsertResult>;
+  /** Soft-deletes the organization's agents whose ids are not in `keep`; returns the ids deleted. */
+  softDeleteExcept(keep: readonly string[], at: string): Promise<string[]>;
+  /** Agents the principal may see (creator, shared user/group, org admin), not deleted, newest first, at most `limit`. */
+  listVisible(principal: Principal, limit: number): Promise<VisibleAgent[]>;
+  /** One agent if the principal may see it and it is not deleted. */
+  getVisible(principal: Principal, agentId: string): Promise<VisibleAgent | null>;
+  /** System access (workers, triggers): any agent, deleted or not. */
+  get(agentId: string): Promise<AgentRecord | null>;
+  getVersion(agentId: string, version: number): Promise<AgentVersionRecord | null>;
+  /** Every agent not deleted (trigger scheduling). */
+  listActive(): Promise<AgentRecord[]>;
+}
+
+export interface RunRepository {
+  create(run: RunRecord): Promise<void>;
+  /** System access. */
+  get(runId: string): Promise<RunRecord | null>;
+  /**
+   * The run if the principal may read it: same organization and (org admin, or the user who triggered
+   * it, or the agent, deleted or not, is visible to them). agentDeleted tells whether to show agentId null.
+   */
+  getVisible(principal: Principal, runId: string): Promise<VisibleRun | null>;
+  /** Newest first by (createdAt, id), keyset-paginated, inclusive date filters. */
+  page(query: RunPageQuery): Promise<RunPage>;
+  /** createdAt of the agent's latest run, regardless of any filter. */
+  latestCreatedAt(agentId: string): Promise<string | null>;
+  /**
+   * Compare-and-set update: applies the patch only when the run's status is one of `whenStatus`
+   * (if given) and its revision equals `whenRevision` (if given). Returns the updated run or null.
+   */
+  update(runId: string, patch: RunPatch, guard?: { whenStatus?: readonly RunStatus[]; whenRevision?: number }): Promise<RunRecord | null>;
+  /**
+   * Takes the lease of an in-progress run for `owner` until `until` when it is free or expired (or
+   * already held by `owner`). Increments attempts. Returns the run, or null when someone else holds it.
+   */
+  acquireLease(runId: string, owner: string, until: string, now: string): Promise<RunRecord | null>;
+  /** In-progress runs whose lease is missing or expired before `now` (crash recovery), oldest first. */
+  listOrphaned(now: string, limit: number): Promise<RunRecord[]>;
+  /** In-progress runs past their deadline (timeout sweeps). */
+  listOverdue(now: string, limit: number): Promise<RunRecord[]>;
+  countByStatus(): Promise<Record<RunStatus, number>>;
+}
+
+export interface StepVerdictRepository {
+  /** Creates the run's step rows (result null, completed false); existing rows are kept. */
+  init(runId: string, steps: readonly { stepNumber: number; name: string | null }[]): Promise<void>;
+  update(runId: string, stepNumber: number, patch: Partial<Pick<StepVerdictRecord, 'result' | 'explanation' | 'completed'>>): Promise<void>;
+  list(runId: string): Promise<StepVerdictRecord[]>;
+}
+
+export interface ConversationRepository {
+  create(conversation: ConversationRecord): Promise<void>;
+  get(id: string): Promise<ConversationRecord | null>;
+  /** Same organization and (owner, org admin, or the backing run is visible). */
+  getVisible(principal: Principal, id: string): Promise<ConversationRecord | null>;
+  /**
+   * Appends items in order, assigning positions. An item whose idempotencyKey already exists in the
+   * conversation is not appended again; the existing item is returned in its place.
+   */
+  append(conversationId: string, items: readonly NewConversationItem[]): Promise<ConversationItemRecord[]>;
+  /** Items by position: ascending or descending, after a position (exclusive), at most `limit`. */
+  listItems(
+    conversationId: string,
+    options: { order: 'asc' | 'desc'; afterPosition?: number; limit: number },
+  ): Promise<ConversationItemRecord[]>;
+  getItem(conversationId: string, itemId: string): Promise<ConversationItemRecord | null>;
+}
+
+export interface ResponseRepository {
+  create(response: ResponseRecord): Promise<void>;
+  get(id: string): Promise<ResponseRecord | null>;
+  /** Same organization and stored and not expired. */
+  getVisible(principal: Principal, id: string, now: string): Promise<ResponseRecord | null>;
+  update(id: string, patch: Partial<Pick<ResponseRecord, 'status' | 'body' | 'conversationId' | 'expiresAt'>>): Promise<void>;
+  appendEvents(events: readonly ResponseEventRecord[]): Promise<void>;
+  /** Events with sequenceNumber > after, ascending. */
+  listEvents(responseId: string, after: number): Promise<ResponseEventRecord[]>;
+}
+
+export interface AuditRepository {
+  insertMany(records: readonly AuditRecord[]): Promise<void>;
+  /** Oldest first, keyset-paginated. */
+  list(query: AuditQuery): Promise<AuditRecord[]>;
+}
+
+export interface UsageRepository {
+  insertMany(records: readonly UsageRecord[]): Promise<void>;
+  totals(orgId: string, since: string | null): Promise<UsageTotal[]>;
+}
+
+export interface Store {
+  readonly driver: 'embedded' | 'postgres' | 'mongodb';
+  readonly organizations: OrganizationRepository;
+  readonly users: UserRepository;
+  readonly groups: GroupRepository;
+  readonly keys: KeyRepository;
+  readonly agents: AgentRepository;
+  readonly runs: RunRepository;
+  readonly steps: StepVerdictRepository;
+  readonly conversations: ConversationRepository;
+  readonly responses: ResponseRepository;
+  readonly audit: AuditRepository;
+  readonly usage: UsageRepository;
+  /** Creates or migrates schema and indexes; idempotent, safe to run from several processes at once. */
+  migrate(): Promise<void>;
+  /** Cheap round trip for readiness. */
+  ping(): Promise<void>;
+  /** Deletes runs (with their verdicts), responses (with events) and audit/usage older than `before`. */
+  prune(before: string): Promise<{ runs: number; responses: number }>;
+  close(): Promise<void>;
+}

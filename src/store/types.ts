@@ -1,0 +1,301 @@
+// Records the service keeps. Timestamps are ISO-8601 strings (UTC, millisecond precision) at this
+// boundary so every backend returns identical shapes; JSON columns hold the nested values.
+import type {
+  AgentInputConfig,
+  AgentStepConfig,
+  AgentTriggerConfig,
+  DlpPolicyConfig,
+  Permission,
+  RateLimitConfig,
+  Role,
+} from '../config/types';
+
+/** Who is calling: resolved from an API key by the auth plugin. */
+export interface Principal {
+  orgId: string;
+  userId: string;
+  /** Id of the key used (null when auth is off or for internal callers such as triggers). */
+  keyId: string | null;
+  role: Role;
+  groups: string[];
+}
+
+export interface OrganizationRecord {
+  id: string;
+  name: string;
+  models: string[];
+  rateLimit: RateLimitConfig | null;
+  dlp: DlpPolicyConfig | null;
+  updatedAt: string;
+}
+
+export interface UserRecord {
+  id: string;
+  orgId: string;
+  name: string;
+  role: Role;
+}
+
+export interface GroupRecord {
+  id: string;
+  orgId: string;
+  name: string;
+  members: string[];
+}
+
+export type KeySource = 'config' | 'cli' | 'bootstrap';
+
+export interface ApiKeyRecord {
+  id: string;
+  orgId: string;
+  userId: string;
+  name: string;
+  /** SHA-256 of the key (hex). The key itself is never stored. */
+  hash: string;
+  /** First characters of the key for humans to recognise it (e.g. "agw_3kF9"); never enough to use it. */
+  prefix: string;
+  source: KeySource;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** A key resolved for authentication: the key, its user and the user's groups. */
+export interface ResolvedKey {
+  key: ApiKeyRecord;
+  user: UserRecord;
+  groups: string[];
+}
+
+export interface AgentShare {
+  user?: string;
+  group?: string;
+  permissions: Permission[];
+}
+
+/** What an agent is, as configured; hashed to decide whether a config change makes a new version. */
+export interface AgentDefinition {
+  name: string;
+  description: string;
+  model: string;
+  instructions: string;
+  inputs: AgentInputConfig[];
+  tools: Record<string, unknown>[];
+  steps: AgentStepConfig[];
+  timeoutSeconds: number;
+  triggers: AgentTriggerConfig[];
+  sharedWith: AgentShare[];
+}
+
+export interface AgentRecord extends AgentDefinition {
+  id: string;
+  orgId: string;
+  /** Current (latest) version number, starting at 1. */
+  version: number;
+  createdBy: string;
+  creatorName: string;
+  definitionHash: string;
+  createdAt: string;
+  updatedAt: string;
+  /** Set when the agent disappeared from the config (soft delete). */
+  deletedAt: string | null;
+}
+
+/** An agent with the calling principal's own permissions on it (computed in the store query). */
+export interface VisibleAgent extends AgentRecord {
+  permissions: Permission[];
+}
+
+export interface AgentVersionRecord {
+  agentId: string;
+  version: number;
+  definition: AgentDefinition;
+  definitionHash: string;
+  createdAt: string;
+}
+
+export interface AgentUpsert extends AgentDefinition {
+  id: string;
+  orgId: string;
+  createdBy: string;
+  creatorName: string;
+  definitionHash: string;
+}
+
+export type RunStatus = 'in_progress' | 'success' | 'failure' | 'cancelled';
+export type RunTrigger = 'api' | 'restart' | 'schedule' | 'webhook' | 'responses';
+
+export interface RunInput {
+  name: string;
+  value: string;
+}
+
+export interface RunRecord {
+  id: string;
+  orgId: string;
+  /** The agent's id even after soft delete; the API shows null when the agent is deleted. */
+  agentId: string;
+  agentVersion: number;
+  /** User who triggered the run (for schedule/webhook triggers: the agent's creator). */
+  userId: string;
+  conversationId: string;
+  inputs: RunInput[];
+  status: RunStatus;
+  /** JSON-encoded final assistant message, or null. */
+  result: string | null;
+  /** Why the run failed or was cancelled (shown in logs and the conversation, not in the Run shape). */
+  error: string | null;
+  trigger: RunTrigger;
+  sourceRunId: string | null;
+  /** Steps completed so far (0..steps.length). */
+  stepsCompleted: number;
+  createdAt: string;
+  updatedAt: string;
+  endedAt: string | null;
+  /** When the run is cancelled by its timeout. */
+  deadlineAt: string;
+  /** Worker holding the run, and until when (crash recovery takes over expired leases). */
+  leaseOwner: string | null;
+  leaseExpiresAt: string | null;
+  attempts: number;
+  /** Incremented by every update; used for compare-and-set. */
+  revision: number;
+}
+
+/** A run as returned to an API caller: agentId null when the agent is soft-deleted. */
+export interface VisibleRun extends RunRecord {
+  agentDeleted: boolean;
+}
+
+export type RunPatch = Partial<
+  Pick<
+    RunRecord,
+    'status' | 'result' | 'error' | 'stepsCompleted' | 'endedAt' | 'leaseOwner' | 'leaseExpiresAt' | 'attempts' | 'deadlineAt'
+  >
+>;
+
+export interface RunPageQuery {
+  agentId: string;
+  limit: number;
+  /** Keyset position from a previous page: runs strictly older than this. */
+  after: { createdAt: string; id: string } | null;
+  startDate: string | null;
+  endDate: string | null;
+}
+
+export interface RunPage {
+  ids: string[];
+  /** Keyset of the last run returned when more remain, else null. */
+  next: { createdAt: string; id: string } | null;
+}
+
+export type StepResult = 'pass' | 'fail' | 'not_evaluated' | 'unknown';
+
+export interface StepVerdictRecord {
+  runId: string;
+  stepNumber: number;
+  name: string | null;
+  /** null: no verdict recorded yet. */
+  result: StepResult | null;
+  explanation: string | null;
+  /** Whether the step itself has finished executing (its verdict may still be pending). */
+  completed: boolean;
+  updatedAt: string;
+}
+
+export interface ConversationRecord {
+  id: string;
+  orgId: string;
+  userId: string;
+  runId: string | null;
+  metadata: Record<string, unknown>;
+  createdAt: string;
+}
+
+export interface ConversationItemRecord {
+  id: string;
+  conversationId: string;
+  /** Monotonic position within the conversation, assigned by the store. */
+  position: number;
+  type: string;
+  role: string | null;
+  /** The item's body (content parts, call fields...), OpenAI conversation-item shaped. */
+  data: Record<string, unknown>;
+  status: string;
+  /** Same key twice appends once: how re-executed steps avoid duplicating messages. */
+  idempotencyKey: string | null;
+  responseId: string | null;
+  createdAt: string;
+}
+
+export type NewConversationItem = Omit<ConversationItemRecord, 'position' | 'createdAt' | 'conversationId'>;
+
+export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'failed' | 'cancelled' | 'incomplete';
+
+export interface ResponseRecord {
+  id: string;
+  orgId: string;
+  userId: string;
+  status: ResponseStatus;
+  model: string;
+  conversationId: string | null;
+  previousResponseId: string | null;
+  stored: boolean;
+  /** The full response object as returned to clients. */
+  body: Record<string, unknown>;
+  /** The originating input items (for /input_items). */
+  inputItems: Record<string, unknown>[];
+  createdAt: string;
+  updatedAt: string;
+  expiresAt: string | null;
+}
+
+export interface ResponseEventRecord {
+  responseId: string;
+  sequenceNumber: number;
+  event: string;
+  data: Record<string, unknown>;
+  createdAt: string;
+}
+
+export interface AuditRecord {
+  id: string;
+  at: string;
+  orgId: string | null;
+  userId: string | null;
+  keyId: string | null;
+  method: string;
+  /** Route template (e.g. /v1/runs/{runId}), never the raw URL with query values. */
+  route: string;
+  operationId: string | null;
+  resourceIds: Record<string, string>;
+  status: number;
+  latencyMs: number;
+  requestId: string;
+}
+
+export interface AuditQuery {
+  orgId: string;
+  since: string | null;
+  limit: number;
+  /** Keyset from a previous page (records are listed oldest first). */
+  after: { at: string; id: string } | null;
+}
+
+export interface UsageRecord {
+  at: string;
+  orgId: string;
+  userId: string | null;
+  keyId: string | null;
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  requestId: string;
+}
+
+export interface UsageTotal {
+  model: string;
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+}
