@@ -149,6 +149,7 @@ export interface EvaluationConfig {
 
 export interface LoggingConfig {
   level: 'error' | 'warn' | 'info' | 'debug';
+  accessLog: boolean;
 }
 
 export interface PluginToggle {

@@ -9,12 +9,15 @@ export class ConfigModelRouter implements ModelRouter {
   private readonly providers = new Map<string, Provider>();
   private readonly models = new Map<string, ModelConfig>();
   private readonly allowed = new Map<string, ModelConfig[]>();
+  /** The first-start organization (created in the store, not the config) may use every model. */
+  private readonly fallback: ModelConfig[];
 
   constructor(config: GatewayConfig) {
     for (const [name, providerConfig] of Object.entries(config.providers)) {
       this.providers.set(name, createProvider(name, providerConfig));
     }
     for (const model of config.models) this.models.set(model.id, model);
+    this.fallback = config.models;
     for (const org of config.organizations) {
       const all = org.models.includes('*');
       this.allowed.set(
@@ -25,7 +28,7 @@ export class ConfigModelRouter implements ModelRouter {
   }
 
   list(orgId: string): ModelConfig[] {
-    return this.allowed.get(orgId) ?? [];
+    return this.allowed.get(orgId) ?? (orgId === 'default' ? this.fallback : []);
   }
 
   resolve(orgId: string, modelId: string): ResolvedModel {

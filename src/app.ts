@@ -1,0 +1,126 @@
+// buildApp() wires config, store, pipeline and handlers into an Express app. It never listens:
+// main.ts does, and tests and the benchmark use the app directly.
+import express from 'express';
+import type { Logger } from 'winston';
+import { routes } from './generated/routes';
+import type { GatewayConfig } from './config/types';
+import { createDispatcher, type RouteValidators } from './http/dispatch';
+import { GatewayError } from './http/errors';
+import { sendError } from './http/respond';
+import type { GeneratedValidator } from './http/validation';
+import { createMetrics, type Metrics } from './log/metrics';
+import { handlers as defaultHandlers } from './operations/index';
+import type { Handler } from './operations/types';
+import { assemblePipeline } from './pipeline/assemble';
+import type { Clock } from './pipeline/plugin';
+import { ConfigModelRouter } from './providers/router';
+import type { ModelRouter } from './providers/types';
+import { createRedisProvider, type RedisProvider } from './queue/redis';
+import type { AppServices } from './services';
+import type { Store } from './store/port';
+import type { Principal } from './store/types';
+import { plugins as pluginRegistry } from '../plugins';
+
+// Generated at build time by openapi/generate.ts (AJV standalone code: nothing compiled at start-up).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const bodyValidators = require('./generated/body-validators.js') as Record<string, GeneratedValidator>;
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const paramValidators = require('./generated/param-validators.js') as Record<string, GeneratedValidator>;
+
+export interface AppDeps {
+  store: Store;
+  logger: Logger;
+  metrics?: Metrics;
+  clock?: Clock;
+  models?: ModelRouter;
+  redis?: RedisProvider | null;
+  /** Override handlers (tests). */
+  handlers?: Readonly<Record<string, Handler>>;
+}
+
+export interface GatewayApp {
+  readonly app: express.Express;
+  readonly services: AppServices;
+  close(): Promise<void>;
+}
+
+/** Checks that the document's operations and the handlers match one to one. */
+export function checkHandlers(operationIds: readonly string[], handlers: Readonly<Record<string, Handler>>): void {
+  const missing = operationIds.filter((id) => !handlers[id]);
+  const orphaned = Object.keys(handlers).filter((id) => !operationIds.includes(id));
+  const problems = [
+    ...missing.map((id) => `operation ${id} has no handler`),
+    ...orphaned.map((id) => `handler ${id} names no operation in the OpenAPI document`),
+  ];
+  if (problems.length > 0) throw new Error(`routes: ${problems.join('; ')}`);
+}
+
+function pick(table: Record<string, GeneratedValidator>, name: string | null): GeneratedValidator | null {
+  if (name === null) return null;
+  const validator = table[name];
+  if (!validator) throw new Error(`routes: generated validator ${name} is missing (run npm run generate)`);
+  return validator;
+}
+
+/** When the auth plugin is off, calls act as an admin of the first organization (documented in the README). */
+function anonymousPrincipal(config: GatewayConfig): Principal {
+  const org = config.organizations[0];
+  return { orgId: org?.id ?? 'default', userId: 'anonymous', keyId: null, role: 'admin', groups: [] };
+}
+
+export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<GatewayApp> {
+  const handlers = deps.handlers ?? defaultHandlers;
+  checkHandlers(
+    routes.map((r) => r.operationId),
+    handlers,
+  );
+  const metrics = deps.metrics ?? createMetrics();
+  const clock = deps.clock ?? { now: () => new Date() };
+  const redis = deps.redis !== undefined ? deps.redis : config.queue.driver === 'bullmq' ? createRedisProvider(config.queue.redisUrl) : null;
+  const ownsRedis = deps.redis === undefined && redis !== null;
+  const models = deps.models ?? new ConfigModelRouter(config);
+  const pipeline = await assemblePipeline(pluginRegistry, config, { config, store: deps.store, logger: deps.logger, metrics, clock, redis });
+  const services: AppServices = {
+    config,
+    store: deps.store,
+    logger: deps.logger,
+    metrics,
+    clock,
+    redis,
+    models,
+    pipeline,
+    readiness: {},
+  };
+  if (redis) services.readiness['redis'] = async () => void (await redis.get().ping());
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', config.server.trustProxy);
+  const anonymous = pipeline.has('auth') ? null : anonymousPrincipal(config);
+  // Literal paths first: GET /v1/agents/list must not be taken by GET /v1/agents/{agentId}.
+  const ordered = [...routes].sort((a, b) => a.pathParams.length - b.pathParams.length);
+  for (const route of ordered) {
+    const handler = handlers[route.operationId] as Handler;
+    const validators: RouteValidators = {
+      body: pick(bodyValidators, route.bodyValidator),
+      params: pick(paramValidators, route.paramsValidator),
+      query: pick(paramValidators, route.queryValidator),
+    };
+    app[route.method](route.expressPath, createDispatcher(route, handler, validators, services, anonymous));
+  }
+  app.use((req, res) => {
+    const family = req.path.startsWith('/v1/agents') || req.path.startsWith('/v1/runs') ? 'flat' : req.path.startsWith('/v1/messages') ? 'anthropic' : 'openai';
+    sendError(res, new GatewayError('not_found', `No route for ${req.method} ${req.path}.`), family);
+  });
+
+  return {
+    app,
+    services,
+    async close() {
+      await pipeline.close();
+      if (!deps.models) await models.close();
+      if (ownsRedis) await redis?.close();
+    },
+  };
+}

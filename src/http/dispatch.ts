@@ -1,0 +1,169 @@
+// The request lifecycle of every operation (documented in plugins/README.md):
+// request id -> plugins (identify, authenticate, admit) -> path/query validation -> body read (size
+// limit) + generated validation -> plugins (inspect) -> handler -> reply; on close: plugins' onFinish
+// (respond, record, reverse order), metrics and the access log. Errors become the envelope of the
+// operation's path family.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RouteSpec } from '../../openapi/build-artifacts';
+import { errorFields } from '../log/logger';
+import type { AssembledPlugin } from '../pipeline/assemble';
+import type { RequestContext } from '../pipeline/context';
+import type { Handler } from '../operations/types';
+import type { AppServices } from '../services';
+import type { Principal } from '../store/types';
+import { readJsonBody } from './body';
+import { GatewayError, toGatewayError } from './errors';
+import { sendError, sendJson } from './respond';
+import { validationError, type GeneratedValidator } from './validation';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface RouteValidators {
+  body: GeneratedValidator | null;
+  params: GeneratedValidator | null;
+  query: GeneratedValidator | null;
+}
+
+function parseQuery(url: string | undefined): Record<string, unknown> {
+  const at = url?.indexOf('?') ?? -1;
+  if (!url || at < 0) return {};
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of new URLSearchParams(url.slice(at + 1))) {
+    const existing = out[key];
+    if (existing === undefined) out[key] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else out[key] = [existing, value];
+  }
+  return out;
+}
+
+async function runHooks(plugins: readonly AssembledPlugin[], ctx: RequestContext, services: AppServices): Promise<void> {
+  for (const plugin of plugins) {
+    if (!ctx.route.authenticated && plugin.definition.phase !== 'identify') continue;
+    try {
+      await plugin.hooks.onRequest?.(ctx);
+    } catch (err) {
+      if (err instanceof GatewayError || plugin.definition.failMode === 'closed') throw err;
+      // Fail-open plugins (declared in their definition) must not take the API down with them.
+      services.logger.warn('plugin failed open', { plugin: plugin.definition.name, requestId: ctx.requestId, ...errorFields(err) });
+    }
+  }
+}
+
+export function createDispatcher(
+  route: RouteSpec,
+  handler: Handler,
+  validators: RouteValidators,
+  services: AppServices,
+  anonymous: Principal | null,
+): (req: IncomingMessage & { params?: Record<string, string> }, res: ServerResponse) => void {
+  const { pipeline, logger, metrics, config } = services;
+  const bodyLimit = config.server.bodyLimitBytes;
+  const accessLog = config.logging.accessLog;
+  const timer = metrics.httpDuration.labels(route.operationId);
+
+  return (req, res) => {
+    const incoming = req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.setHeader('x-request-id', requestId);
+    const controller = new AbortController();
+    const ctx: RequestContext = {
+      requestId,
+      route,
+      family: route.family,
+      startedAt: process.hrtime.bigint(),
+      req,
+      res,
+      principal: null,
+      params: { ...(req.params ?? {}) },
+      query: {},
+      body: undefined,
+      rawBody: null,
+      resourceIds: {},
+      dlp: null,
+      upstreamTransforms: [],
+      usage: [],
+      signal: controller.signal,
+      error: null,
+    };
+    for (const name of route.pathParams) {
+      const value = ctx.params[name];
+      if (value !== undefined) ctx.resourceIds[name] = value;
+    }
+
+    res.once('close', () => {
+      const aborted = !res.writableFinished;
+      if (aborted) controller.abort();
+      const status = aborted && !res.headersSent ? 499 : res.statusCode;
+      for (const plugin of pipeline.finishers) {
+        try {
+          plugin.hooks.onFinish?.(ctx, { status, aborted });
+        } catch (err) {
+          logger.error('plugin onFinish threw', { plugin: plugin.definition.name, requestId, ...errorFields(err) });
+        }
+      }
+      const seconds = Number(process.hrtime.bigint() - ctx.startedAt) / 1e9;
+      timer.observe(seconds);
+      metrics.httpRequests.labels(route.operationId, route.method, String(status)).inc();
+      if (accessLog) {
+        logger.info('request', {
+          requestId,
+          operationId: route.operationId,
+          method: route.method.toUpperCase(),
+          route: route.template,
+          status,
+          latencyMs: Math.round(seconds * 1e6) / 1e3,
+          orgId: ctx.principal?.orgId,
+          userId: ctx.principal?.userId,
+          keyId: ctx.principal?.keyId ?? undefined,
+        });
+      }
+    });
+
+    void (async () => {
+      try {
+        await runHooks(pipeline.beforeBody, ctx, services);
+        if (route.authenticated && ctx.principal === null) {
+          if (anonymous === null) throw new GatewayError('unauthorized', 'Missing API key.');
+          ctx.principal = anonymous;
+        }
+        if (validators.params && !validators.params(ctx.params)) throw validationError('path', validators.params.errors);
+        ctx.query = parseQuery(req.url);
+        if (validators.query && !validators.query(ctx.query)) throw validationError('query', validators.query.errors);
+        if (validators.body) {
+          const body = await readJsonBody(req, bodyLimit);
+          if (body === null) {
+            if (route.bodyRequired) throw new GatewayError('validation_failed', 'Invalid request: a JSON request body is required.');
+          } else {
+            if (!validators.body(body.value)) throw validationError('body', validators.body.errors);
+            ctx.body = body.value;
+            ctx.rawBody = body.raw;
+          }
+        } else {
+          // Operations without a body ignore one (e.g. restart): drain it so the socket can be reused.
+          req.resume();
+        }
+        await runHooks(pipeline.afterValidation, ctx, services);
+        const reply = await handler(ctx, services);
+        if (reply && !res.headersSent) {
+          if (reply.raw) {
+            res.writeHead(reply.status, { ...reply.headers, 'content-type': reply.raw.contentType });
+            res.end(reply.raw.data);
+          } else if (reply.body === undefined) {
+            res.writeHead(reply.status, reply.headers ?? {});
+            res.end();
+          } else {
+            sendJson(res, reply.status, reply.body, reply.headers);
+          }
+        }
+      } catch (thrown) {
+        const err = toGatewayError(thrown);
+        ctx.error = err;
+        if (err.status >= 500) logger.error('request failed', { requestId, operationId: route.operationId, code: err.code, ...errorFields(err.cause ?? err) });
+        else logger.debug('request rejected', { requestId, operationId: route.operationId, code: err.code, status: err.status });
+        if (!controller.signal.aborted) sendError(res, err, route.family);
+      }
+    })();
+  };
+}

@@ -1,0 +1,184 @@
+// Process entry for `npm start`, `npm run worker` and `npx agent-gateway <command>`.
+import type { Server } from 'node:http';
+import { buildApp } from './app';
+import { ConfigError, loadConfig, resolveConfigPath } from './config/load';
+import { CliError, flag, positional } from './cli/args';
+import { runAdminOp, type AdminOp } from './cli/admin-ops';
+import { EmbeddedStoreBusy, loadCliConfig, openContext } from './cli/context';
+import { callControlServer, startControlServer, type ControlServer } from './cli/control-socket';
+import { controlSocketOf } from './cli/embedded-lock';
+import { errorFields } from './log/logger';
+import { startServeRuntime, startWorkerRuntime, type Runtime } from './runtime';
+import path from 'node:path';
+import { openapiText } from './operations/meta/docs';
+
+const USAGE = `usage: agent-gateway <command> [--config FILE]
+  serve                                   serve the API (default)
+  worker                                  run worker only (queue.driver bullmq)
+  keys create --org O --user U [--name N] create an API key (printed once)
+  keys revoke KEY_ID                      revoke a key
+  keys list --org O                       list keys (never the key itself)
+  audit list --org O [--since T] [--limit N]  print audit records as JSON lines
+  config check [--config FILE]            validate the configuration
+  openapi                                 print the OpenAPI document`;
+
+function fail(message: string): never {
+  process.stderr.write(`agent-gateway: ${message.split('\n')[0]}\n`);
+  process.exit(1);
+}
+
+async function serve(argv: string[], worker: boolean): Promise<void> {
+  if (worker) {
+    // A worker shares runs with gateways through Redis and a shared store; the embedded store lives
+    // inside one process, so a separate worker could never see the gateway's runs.
+    const { config } = await loadCliConfig(argv, process.env);
+    if (config.store.driver === 'embedded') throw new CliError('worker needs a shared store (store.driver postgres or mongodb); the embedded store belongs to the gateway process');
+    if (config.queue.driver !== 'bullmq') throw new CliError('worker needs queue.driver bullmq (with inline, the gateway runs its runs itself)');
+  }
+  const ctx = await openContext(argv, process.env, worker ? 'worker' : 'gateway').catch((err: unknown) => {
+    if (err instanceof EmbeddedStoreBusy) throw new CliError(`${err.message}: is another gateway already running on it?`);
+    throw err;
+  });
+  const { config, logger, store } = ctx;
+  if (ctx.bootstrapKey) {
+    process.stdout.write(
+      `First start: created organization "default" with admin user "admin".\nAdmin API key (shown once, store it now): ${ctx.bootstrapKey}\n`,
+    );
+  }
+  const gateway = await buildApp(config, { store, logger });
+  // The embedded store is this process's alone: admin commands reach it through a local socket.
+  const control: ControlServer | null =
+    config.store.driver === 'embedded' ? await startControlServer(controlSocketOf(config.store.path), store, logger) : null;
+  let runtime: Runtime;
+  let server: Server | null = null;
+  if (worker) {
+    runtime = await startWorkerRuntime(gateway.services);
+    logger.info('worker started', { pid: process.pid, driver: config.queue.driver });
+  } else {
+    server = await new Promise<Server>((resolve, reject) => {
+      const s = gateway.app.listen(config.server.port, config.server.host);
+      s.once('listening', () => resolve(s));
+      s.once('error', reject);
+    }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE') throw new CliError(`port ${config.server.port} on ${config.server.host} is already in use`);
+      throw err;
+    });
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 66_000;
+    runtime = await startServeRuntime(gateway.services);
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : config.server.port;
+    logger.info('listening', { host: config.server.host, port, pid: process.pid });
+  }
+
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutting down', { signal });
+    const grace = setTimeout(() => server?.closeAllConnections(), config.server.shutdownGraceMs);
+    grace.unref();
+    // Stop accepting; in-flight requests finish (bounded by the grace period); idle sockets close now.
+    const closed = server ? new Promise<void>((resolve) => server!.close(() => resolve())) : Promise.resolve();
+    server?.closeIdleConnections();
+    await closed;
+    clearTimeout(grace);
+    try {
+      await runtime.close();
+      await control?.close();
+      await gateway.close();
+      await ctx.close();
+    } catch (err) {
+      logger.error('error during shutdown', errorFields(err));
+      process.exitCode = 1;
+    }
+    logger.info('stopped', { signal });
+    // Let winston flush, then exit even if a stray handle remains.
+    setTimeout(() => process.exit(), 100).unref();
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** Runs an admin operation on the store, or through the running gateway that holds the embedded store. */
+async function admin(argv: string[], op: AdminOp): Promise<void> {
+  let output;
+  try {
+    const ctx = await openContext(argv, process.env, 'cli');
+    try {
+      output = await runAdminOp(ctx.store, op);
+    } finally {
+      await ctx.close();
+    }
+  } catch (err) {
+    if (!(err instanceof EmbeddedStoreBusy)) throw err;
+    output = await callControlServer(controlSocketOf(err.storePath), op);
+  }
+  process.stdout.write(output.stdout);
+  process.stderr.write(output.stderr);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command = 'serve', sub] = positional(argv);
+  switch (command) {
+    case 'serve':
+      return serve(argv, false);
+    case 'worker':
+      return serve(argv, true);
+    case 'config': {
+      if (sub !== 'check') throw new CliError(`unknown config command "${sub ?? ''}"\n${USAGE}`);
+      const file = resolveConfigPath(argv, process.env);
+      const config = await loadConfig(file, process.env);
+      process.stdout.write(
+        `config ok: ${path.relative(process.cwd(), file) || file} (${config.organizations.length} organizations, ${config.models.length} models, ${config.agents.length} agents)\n`,
+      );
+      return;
+    }
+    case 'openapi': {
+      process.stdout.write(await openapiText());
+      return;
+    }
+    case 'keys': {
+      if (sub === 'create') {
+        const org = flag(argv, 'org');
+        const user = flag(argv, 'user');
+        if (!org || !user) throw new CliError('keys create needs --org O --user U');
+        return admin(argv, { cmd: 'keys.create', org, user, name: flag(argv, 'name') ?? 'cli' });
+      }
+      if (sub === 'revoke') {
+        const id = positional(argv)[2];
+        if (!id) throw new CliError('keys revoke needs KEY_ID');
+        return admin(argv, { cmd: 'keys.revoke', id });
+      }
+      if (sub === 'list') {
+        const org = flag(argv, 'org');
+        if (!org) throw new CliError('keys list needs --org O');
+        return admin(argv, { cmd: 'keys.list', org });
+      }
+      throw new CliError(`unknown keys command "${sub ?? ''}"\n${USAGE}`);
+    }
+    case 'audit': {
+      if (sub !== 'list') throw new CliError(`unknown audit command "${sub ?? ''}"\n${USAGE}`);
+      const org = flag(argv, 'org');
+      if (!org) throw new CliError('audit list needs --org O');
+      const sinceFlag = flag(argv, 'since');
+      const since = sinceFlag ? new Date(sinceFlag) : null;
+      if (since && Number.isNaN(since.getTime())) throw new CliError(`audit list: --since "${sinceFlag}" is not a date`);
+      const limit = Number(flag(argv, 'limit') ?? '1000');
+      if (!Number.isInteger(limit) || limit < 1) throw new CliError(`audit list: --limit must be a positive integer`);
+      return admin(argv, { cmd: 'audit.list', org, since: since?.toISOString() ?? null, limit });
+    }
+    case 'help':
+    case '--help':
+      process.stdout.write(`${USAGE}\n`);
+      return;
+    default:
+      throw new CliError(`unknown command "${command}"\n${USAGE}`);
+  }
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof ConfigError) fail(`invalid configuration: ${err.message}`);
+  if (err instanceof CliError) fail(err.message);
+  fail(err instanceof Error ? err.message : String(err));
+});

@@ -1,0 +1,26 @@
+// Handlers by operationId. Boot fails when an operation of the OpenAPI document has no handler here,
+// or a handler names no operation (src/app.ts). Each area exports its own map.
+import { adminHandlers } from './admin/index';
+import { agentHandlers } from './agents/index';
+import { gatewayHandlers } from './gateway/index';
+import { getApiReference, getApiReferenceAsset, getOpenApiDocument } from './meta/docs';
+import { getLiveness, getMetrics, getReadiness } from './meta/health';
+import { listModels } from './models/list-models';
+import { createResponse, getResponse, listResponseInputItems } from './responses/not-built';
+import type { Handler } from './types';
+
+export const handlers: Readonly<Record<string, Handler>> = {
+  getLiveness,
+  getReadiness,
+  getMetrics,
+  getOpenApiDocument,
+  getApiReference,
+  getApiReferenceAsset,
+  listModels,
+  createResponse,
+  getResponse,
+  listResponseInputItems,
+  ...agentHandlers,
+  ...gatewayHandlers,
+  ...adminHandlers,
+};

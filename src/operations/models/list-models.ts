@@ -1,0 +1,27 @@
+import { createHash } from 'node:crypto';
+import type { ModelConfig } from '../../config/types';
+import type { Handler } from '../types';
+
+/** `created` must be stable across restarts: the configured value, else derived from the model id. */
+export function modelCreated(model: ModelConfig): number {
+  if (model.created !== undefined) return model.created;
+  const digest = createHash('sha256').update(model.id).digest();
+  // A fixed epoch (2024-01-01) plus up to ~1 year derived from the id.
+  return 1_704_067_200 + (digest.readUInt32BE(0) % 31_536_000);
+}
+
+export const listModels: Handler = async (ctx, services) => {
+  const orgId = ctx.principal?.orgId ?? '';
+  return {
+    status: 200,
+    body: {
+      object: 'list',
+      data: services.models.list(orgId).map((model) => ({
+        id: model.id,
+        object: 'model',
+        created: modelCreated(model),
+        owned_by: model.provider,
+      })),
+    },
+  };
+};

@@ -1,0 +1,23 @@
+// The app's dependencies, built once per process and passed in (no module-level singletons), so every
+// test can build an isolated app.
+import type { Logger } from 'winston';
+import type { GatewayConfig } from './config/types';
+import type { Metrics } from './log/metrics';
+import type { Clock } from './pipeline/plugin';
+import type { Pipeline } from './pipeline/assemble';
+import type { ModelRouter } from './providers/types';
+import type { RedisProvider } from './queue/redis';
+import type { Store } from './store/port';
+
+export interface AppServices {
+  readonly config: GatewayConfig;
+  readonly store: Store;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly clock: Clock;
+  readonly redis: RedisProvider | null;
+  readonly models: ModelRouter;
+  readonly pipeline: Pipeline;
+  /** Extra readiness checks by name (e.g. queue), each resolving when its dependency is reachable. */
+  readonly readiness: Record<string, () => Promise<void>>;
+}

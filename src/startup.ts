@@ -1,0 +1,13 @@
+// What every process does with a freshly opened store before serving: load the configured identities
+// (and, on a first start, create the bootstrap admin key) and the configured agents.
+// The CLI, the server, the worker and the tests all go through here, so they agree on the stored state.
+import type { Logger } from 'winston';
+import type { GatewayConfig } from './config/types';
+import { syncIdentity, type IdentitySyncResult } from './identity/sync';
+import type { Store } from './store/port';
+
+export type ConfiguredStateResult = IdentitySyncResult;
+
+export async function syncConfiguredState(config: GatewayConfig, store: Store, logger: Logger, now = new Date()): Promise<ConfiguredStateResult> {
+  return syncIdentity(config, store, logger, now);
+}

@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { ConfigError, parseConfig, resolveConfigPath } from '../../src/config/load';
+import { interpolateString } from '../../src/config/interpolate';
+import { baseConfigDocument, mergeConfig } from '../helpers/config';
+
+const root = path.resolve(__dirname, '../..');
+const defaultYaml = readFileSync(path.join(root, 'config/gateway.yaml'), 'utf8');
+
+function problemsOf(doc: Record<string, unknown>, env: NodeJS.ProcessEnv = {}): string[] {
+  try {
+    parseConfig(stringify(doc), env, 'test');
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected ConfigError, got ${String(err)}`);
+    return err.problems;
+  }
+  assert.fail('expected the config to be rejected');
+}
+
+describe('configuration', () => {
+  describe('the default config/gateway.yaml', () => {
+    it('serves the demo model and agent offline with no provider keys', () => {
+      const config = parseConfig(defaultYaml, {});
+      assert.deepEqual(Object.keys(config.providers), ['demo']);
+      assert.deepEqual(config.models.map((m) => m.id), ['demo']);
+      assert.equal(config.store.driver, 'embedded');
+      assert.equal(config.store.path, './data');
+      assert.equal(config.queue.driver, 'inline');
+      assert.equal(config.server.port, 8080);
+      assert.equal(config.server.host, '127.0.0.1');
+      const agent = config.agents[0]!;
+      assert.equal(agent.model, 'demo');
+      assert.equal(agent.inputs.length, 1);
+      assert.equal(agent.steps.length, 2);
+      assert.equal(agent.steps.filter((s) => s.objective).length, 1);
+      // No key configured: the first start creates and prints one.
+      assert.deepEqual(config.organizations[0]!.users[0]!.keys, []);
+    });
+
+    it('switches the openai and anthropic providers on when their key variables are set', () => {
+      const config = parseConfig(defaultYaml, { OPENAI_API_KEY: 'sk-test', ANTHROPIC_API_KEY: 'sk-ant-test' });
+      assert.deepEqual(Object.keys(config.providers).sort(), ['claude', 'demo', 'openai']);
+      assert.equal(config.providers['openai']!.apiKey, 'sk-test');
+      assert.deepEqual(config.models.map((m) => m.id).sort(), ['claude-sonnet-4-5', 'demo', 'gpt-4o-mini']);
+    });
+
+    it('reads GATEWAY_ADMIN_KEY as the admin user key, and PORT / HOST override the server address', () => {
+      const config = parseConfig(defaultYaml, { GATEWAY_ADMIN_KEY: 'agw_fixed_admin_key', PORT: '9191', HOST: '0.0.0.0' });
+      assert.deepEqual(config.organizations[0]!.users[0]!.keys, ['agw_fixed_admin_key']);
+      assert.equal(config.server.port, 9191);
+      assert.equal(config.server.host, '0.0.0.0');
+    });
+  });
+
+  describe('interpolation', () => {
+    it('replaces ${NAME}, ${NAME:-default} and ${NAME:+word} with shell semantics', () => {
+      const env = { SET: 'value', EMPTY: '' };
+      assert.equal(interpolateString('a-${SET}-b', env), 'a-value-b');
+      assert.equal(interpolateString('${UNSET}', env), '');
+      assert.equal(interpolateString('${UNSET:-fallback}', env), 'fallback');
+      assert.equal(interpolateString('${EMPTY:-fallback}', env), 'fallback');
+      assert.equal(interpolateString('${SET:-fallback}', env), 'value');
+      assert.equal(interpolateString('${SET:+on}', env), 'on');
+      assert.equal(interpolateString('${UNSET:+on}', env), '');
+      assert.equal(interpolateString('$SET and ${not valid}', env), '$SET and ${not valid}');
+    });
+
+    it('interpolates values, never YAML structure', () => {
+      const doc = mergeConfig(baseConfigDocument(), { store: { driver: 'embedded', path: '${DATA_DIR}' } });
+      const config = parseConfig(stringify(doc), { DATA_DIR: 'x\nstore: {driver: mongodb}' });
+      assert.equal(config.store.driver, 'embedded');
+      assert.equal(config.store.path, 'x\nstore: {driver: mongodb}');
+    });
+  });
+
+  describe('validation', () => {
+    it('names the path of every problem, all at once', () => {
+      const doc = baseConfigDocument();
+      const orgs = doc['organizations'] as Record<string, unknown>[];
+      (orgs[0]!['users'] as Record<string, unknown>[])[1]!['role'] = 'owner';
+      doc['store'] = { driver: 'embedded', pathh: './x' };
+      const problems = problemsOf(doc);
+      assert.ok(problems.includes('organizations[0].users[1].role: must be one of "admin", "member"'), problems.join('\n'));
+      assert.ok(problems.includes('store.pathh: unknown key'), problems.join('\n'));
+    });
+
+    it('reports a missing required key by its path', () => {
+      const doc = mergeConfig(baseConfigDocument(), { models: [{ id: 'x' }] });
+      assert.ok(problemsOf(doc).includes('models[0].provider: is required'));
+    });
+
+    it('rejects a model on an unknown provider and an agent on an unknown model', () => {
+      const doc = mergeConfig(baseConfigDocument(), {
+        models: [{ id: 'demo', provider: 'demo' }, { id: 'm2', provider: 'nope' }],
+        agents: [
+          {
+            id: '0f8b2a8e-6c55-4a8e-9d0e-3a1f2b3c4d5e',
+            organization: 'acme',
+            name: 'A',
+            createdBy: 'u-admin',
+            model: 'missing-model',
+            instructions: 'x',
+            steps: [{ prompt: 'p' }],
+          },
+        ],
+      });
+      const problems = problemsOf(doc);
+      assert.ok(problems.some((p) => p.startsWith('models[1].provider: ')), problems.join('\n'));
+      assert.ok(problems.some((p) => p.startsWith('agents[0].model: no model with id "missing-model"')), problems.join('\n'));
+    });
+
+    it('fails an invalid cron expression naming the trigger path', () => {
+      const doc = mergeConfig(baseConfigDocument(), {
+        agents: [
+          {
+            id: '0f8b2a8e-6c55-4a8e-9d0e-3a1f2b3c4d5e',
+            organization: 'acme',
+            name: 'A',
+            createdBy: 'u-admin',
+            model: 'demo',
+            instructions: 'x',
+            steps: [{ prompt: 'p' }],
+            triggers: [{ type: 'webhook' }, { type: 'schedule', cron: '61 * * * *' }],
+          },
+        ],
+      });
+      const problems = problemsOf(doc);
+      assert.ok(problems.some((p) => p.startsWith('agents[0].triggers[1].cron: invalid cron expression "61 * * * *"')), problems.join('\n'));
+    });
+
+    it('rejects group members and agent shares that name nobody', () => {
+      const doc = baseConfigDocument();
+      const orgs = doc['organizations'] as Record<string, unknown>[];
+      orgs[0]!['groups'] = [{ id: 'finance', members: ['u-ghost'] }];
+      const problems = problemsOf(doc);
+      assert.ok(problems.includes('organizations[0].groups[0].members[0]: no user "u-ghost" in organization "acme"'), problems.join('\n'));
+    });
+
+    it('rejects an invalid custom DLP pattern naming its path', () => {
+      const doc = baseConfigDocument();
+      const orgs = doc['organizations'] as Record<string, unknown>[];
+      orgs[0]!['dlp'] = { enabled: true, custom: [{ name: 'bad', pattern: '([a-z' }] };
+      const problems = problemsOf(doc);
+      assert.ok(problems.some((p) => p.startsWith('organizations[0].dlp.custom[0].pattern: ')), problems.join('\n'));
+    });
+
+    it('says in one line when the file is not YAML', () => {
+      assert.throws(() => parseConfig('server: [unclosed', {}, 'cfg.yaml'), (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(err.message, /^cfg\.yaml: not valid YAML: /);
+        assert.ok(!err.message.includes('\n'));
+        return true;
+      });
+    });
+  });
+
+  describe('file location', () => {
+    it('takes --config, else GATEWAY_CONFIG, else config/gateway.yaml', () => {
+      assert.equal(resolveConfigPath(['serve', '--config', 'a.yaml'], { GATEWAY_CONFIG: 'b.yaml' }, '/srv'), '/srv/a.yaml');
+      assert.equal(resolveConfigPath(['--config=c.yaml'], {}, '/srv'), '/srv/c.yaml');
+      assert.equal(resolveConfigPath([], { GATEWAY_CONFIG: 'b.yaml' }, '/srv'), '/srv/b.yaml');
+      assert.equal(resolveConfigPath([], {}, '/srv'), '/srv/config/gateway.yaml');
+    });
+  });
+});

@@ -1,0 +1,113 @@
+// Runs the built CLI (dist/src/main.js, what `npm start` and `npx agent-gateway` run) as a real child
+// process, for tests of start-up, shutdown, restarts and the admin commands.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { stringify } from 'yaml';
+
+export const ROOT = path.resolve(__dirname, '../..');
+export const MAIN = path.join(ROOT, 'dist/src/main.js');
+
+export function tempDir(prefix = 'agw-'): string {
+  return mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** Writes a config document as YAML into `dir` and returns its path. */
+export function writeConfig(dir: string, doc: Record<string, unknown>, name = 'gateway.yaml'): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, stringify(doc));
+  return file;
+}
+
+function baseEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'], HOME: process.env['HOME'], ...extra };
+  return env;
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs one CLI command to completion. */
+export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { cwd: options.cwd ?? ROOT, env: baseEnv(options.env ?? {}) });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`agent-gateway ${args.join(' ')} timed out; stderr: ${stderr}`));
+    }, options.timeoutMs ?? 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+export interface ServerProcess {
+  readonly child: ChildProcess;
+  readonly url: string;
+  stdout(): string;
+  stderr(): string;
+  /** Sends a signal and waits for the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `serve` (or `worker`) and resolves once it logged that it is listening (or started). */
+export function startServer(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<ServerProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { cwd: options.cwd ?? ROOT, env: baseEnv(options.env ?? {}) });
+    let out = '';
+    let err = '';
+    let settled = false;
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    const timer = setTimeout(() => {
+      if (settled) return;
+      settled = true;
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start; stderr: ${err}`));
+    }, options.timeoutMs ?? 30_000);
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      if (settled) return;
+      for (const line of err.split('\n')) {
+        if (!line.startsWith('{')) continue;
+        let entry: Record<string, unknown>;
+        try {
+          entry = JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          continue;
+        }
+        if (entry['message'] === 'listening' || entry['message'] === 'worker started') {
+          settled = true;
+          clearTimeout(timer);
+          resolve({
+            child,
+            url: `http://127.0.0.1:${String(entry['port'] ?? '')}`,
+            stdout: () => out,
+            stderr: () => err,
+            async stop(signal = 'SIGTERM') {
+              if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+              return exited;
+            },
+          });
+          return;
+        }
+      }
+    });
+    child.once('exit', (code) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening; stderr: ${err}`));
+    });
+  });
+}
