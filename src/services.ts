@@ -7,6 +7,7 @@ import type { Clock } from './pipeline/plugin';
 import type { Pipeline } from './pipeline/assemble';
 import type { ModelRouter } from './providers/types';
 import type { RedisProvider } from './queue/redis';
+import type { RunService } from './runs/port';
 import type { Store } from './store/port';
 
 export interface AppServices {
@@ -18,6 +19,8 @@ export interface AppServices {
   readonly redis: RedisProvider | null;
   readonly models: ModelRouter;
   readonly pipeline: Pipeline;
+  /** Agent runs: trigger, restart, cancel, retry (the run engine). */
+  readonly runs: RunService;
   /** Extra readiness checks by name (e.g. queue), each resolving when its dependency is reachable. */
   readonly readiness: Record<string, () => Promise<void>>;
 }

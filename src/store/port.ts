@@ -166,6 +166,13 @@ export interface UsageRepository {
   totals(orgId: string, since: string | null): Promise<UsageTotal[]>;
 }
 
+/** Small installation-wide values (e.g. the secret webhook URLs are derived from). */
+export interface SettingsRepository {
+  get(key: string): Promise<string | null>;
+  /** Stores `value` unless the key exists; returns the stored value either way (first writer wins). */
+  setIfAbsent(key: string, value: string): Promise<string>;
+}
+
 export interface Store {
   readonly driver: 'embedded' | 'postgres' | 'mongodb';
   readonly organizations: OrganizationRepository;
@@ -179,6 +186,7 @@ export interface Store {
   readonly responses: ResponseRepository;
   readonly audit: AuditRepository;
   readonly usage: UsageRepository;
+  readonly settings: SettingsRepository;
   /** Creates or migrates schema and indexes; idempotent, safe to run from several processes at once. */
   migrate(): Promise<void>;
   /** Cheap round trip for readiness. */
