@@ -1,0 +1,329 @@
+// The one place upstream HTTP happens (every provider type uses it): pooled keep-alive connections,
+// connect / first-byte / idle timeouts, retries with jittered exponential backoff (connection errors,
+// 429 and 5xx, honouring Retry-After) that only happen before anything reached the caller, the SSRF
+// guard, and aborts. Built on undici directly (not fetch) for its per-origin pools, its per-request
+// headers/body timeouts and its zero-copy Buffer body iteration.
+import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
+import type { ProviderConfig } from '../../config/types';
+import { GatewayError } from '../../http/errors';
+import { assertPublicLiteral, guardedLookup, SsrfBlockedError } from './ssrf-guard';
+
+export interface UpstreamRequest {
+  url: string;
+  method?: 'POST' | 'GET';
+  headers: Record<string, string>;
+  body?: string | Buffer;
+  signal?: AbortSignal;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The reply bytes as they arrive; an idle timeout or a broken connection throws a GatewayError. */
+  body: AsyncIterable<Buffer>;
+  text(): Promise<string>;
+  json(): Promise<unknown>;
+  /** How many attempts the call took (1 = no retry). */
+  readonly attempts: number;
+}
+
+export type UpstreamErrorMapper = (status: number, bodyText: string) => { message: string; type?: string };
+
+export interface TransportOptions {
+  mapError?: UpstreamErrorMapper;
+  /** For tests: replaces the random jitter source (returns [0, 1)). */
+  random?: () => number;
+}
+
+/** Defaults of the operator contract (README configuration table). */
+export const TRANSPORT_DEFAULTS = {
+  connectMs: 10_000,
+  firstByteMs: 120_000,
+  idleMs: 60_000,
+  retriesMax: 2,
+  baseDelayMs: 200,
+  maxDelayMs: 5_000,
+} as const;
+
+/** Largest error body read to build the client's message (an upstream error page can be huge). */
+const ERROR_BODY_LIMIT = 64 * 1024;
+
+/** Connection-level failures that happened before any response: safe to retry (the body is replayable). */
+const RETRYABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_CLOSED',
+]);
+
+function errorCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return code;
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  return cause && cause !== err ? errorCode(cause) : undefined;
+}
+
+function findSsrf(err: unknown): SsrfBlockedError | null {
+  let current: unknown = err;
+  for (let depth = 0; current && depth < 5; depth += 1) {
+    if (current instanceof SsrfBlockedError) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return null;
+}
+
+/** OpenAI-style error bodies `{error: {message, type}}`, else a generic message naming the status. */
+export function defaultErrorMapper(providerName: string): UpstreamErrorMapper {
+  return (status, bodyText) => {
+    try {
+      const parsed = JSON.parse(bodyText) as { error?: { message?: unknown; type?: unknown } | string; message?: unknown };
+      const error = parsed.error;
+      if (error && typeof error === 'object' && typeof error.message === 'string' && error.message) {
+        return typeof error.type === 'string' ? { message: error.message, type: error.type } : { message: error.message };
+      }
+      if (typeof error === 'string' && error) return { message: error };
+      if (typeof parsed.message === 'string' && parsed.message) return { message: parsed.message };
+    } catch {
+      // not JSON: fall through to the generic message
+    }
+    return { message: `Upstream provider ${providerName} answered HTTP ${status}.` };
+  };
+}
+
+function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Retry-After (RFC 9110 §10.2.3: delay-seconds or an HTTP-date) or OpenAI's retry-after-ms, in ms. */
+export function retryAfterMs(headers: Record<string, string | string[] | undefined>, now = Date.now()): number | null {
+  const ms = headerValue(headers, 'retry-after-ms');
+  if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms.trim())) return Math.ceil(Number(ms));
+  const value = headerValue(headers, 'retry-after')?.trim();
+  if (!value) return null;
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+const ignore = (): void => {};
+
+/** Drops a reply body without an unhandled 'error' (undici emits one when a body is destroyed unread). */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  if (body.destroyed) return;
+  body.on('error', ignore);
+  body.destroy();
+}
+
+async function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= limit) break;
+    }
+  } catch {
+    // a broken error body still yields what arrived
+  } finally {
+    discard(body);
+  }
+  return Buffer.concat(chunks, size).subarray(0, limit).toString('utf8');
+}
+
+export class UpstreamTransport {
+  private readonly agent: Agent;
+  private readonly mapError: UpstreamErrorMapper;
+  private readonly random: () => number;
+  private readonly firstByteMs: number;
+  private readonly idleMs: number;
+  private readonly retriesMax: number;
+  private readonly baseDelayMs: number;
+  private readonly maxDelayMs: number;
+  private readonly allowPrivate: boolean;
+  /** Hosts whose literal-IP check already passed (the check is per origin, not per request). */
+  private readonly checkedHosts = new Set<string>();
+
+  constructor(
+    readonly providerName: string,
+    config: ProviderConfig,
+    options: TransportOptions = {},
+  ) {
+    this.mapError = options.mapError ?? defaultErrorMapper(providerName);
+    this.random = options.random ?? Math.random;
+    const timeouts = config.timeouts ?? {};
+    const retries = config.retries ?? {};
+    this.firstByteMs = timeouts.firstByteMs ?? TRANSPORT_DEFAULTS.firstByteMs;
+    this.idleMs = timeouts.idleMs ?? TRANSPORT_DEFAULTS.idleMs;
+    this.retriesMax = retries.max ?? TRANSPORT_DEFAULTS.retriesMax;
+    this.baseDelayMs = retries.baseDelayMs ?? TRANSPORT_DEFAULTS.baseDelayMs;
+    this.maxDelayMs = retries.maxDelayMs ?? TRANSPORT_DEFAULTS.maxDelayMs;
+    this.allowPrivate = config.allowPrivateNetwork === true;
+    // One Agent per provider: undici keeps one keep-alive pool per origin inside it.
+    this.agent = new Agent({
+      connect: {
+        timeout: timeouts.connectMs ?? TRANSPORT_DEFAULTS.connectMs,
+        ...(this.allowPrivate ? {} : { lookup: guardedLookup }),
+      },
+      headersTimeout: this.firstByteMs,
+      bodyTimeout: this.idleMs,
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 600_000,
+    });
+  }
+
+  private guard(url: URL): void {
+    if (this.allowPrivate || this.checkedHosts.has(url.hostname)) return;
+    try {
+      assertPublicLiteral(url.hostname);
+    } catch (err) {
+      throw this.ssrfError(err as SsrfBlockedError);
+    }
+    this.checkedHosts.add(url.hostname);
+  }
+
+  private ssrfError(err: SsrfBlockedError): GatewayError {
+    return new GatewayError(
+      'upstream_error',
+      `Upstream provider ${this.providerName} points at a private or loopback address (${err.address}); set providers.${this.providerName}.allowPrivateNetwork to allow it.`,
+      { cause: err },
+    );
+  }
+
+  /** Exponential backoff with equal jitter: half the step fixed, half random (spreads retry storms). */
+  private backoff(attempt: number): number {
+    const step = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** attempt);
+    return Math.round(step / 2 + (this.random() * step) / 2);
+  }
+
+  async send(request: UpstreamRequest): Promise<UpstreamResponse> {
+    const url = new URL(request.url);
+    this.guard(url);
+    const { signal } = request;
+    for (let attempt = 0; ; attempt += 1) {
+      const last = attempt >= this.retriesMax;
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await undiciRequest(url, {
+          dispatcher: this.agent,
+          method: request.method ?? 'POST',
+          headers: request.headers,
+          body: request.body ?? null,
+          signal: signal ?? null,
+          headersTimeout: this.firstByteMs,
+          bodyTimeout: this.idleMs,
+        });
+      } catch (err) {
+        if (signal?.aborted) throw signal.reason ?? err;
+        const ssrf = findSsrf(err);
+        if (ssrf) throw this.ssrfError(ssrf);
+        const code = errorCode(err);
+        if (code === 'UND_ERR_HEADERS_TIMEOUT') {
+          // No retry: the upstream may still be generating (and billing) the first answer.
+          throw new GatewayError('upstream_timeout', `Upstream provider ${this.providerName} sent no response within ${this.firstByteMs} ms.`, { cause: err });
+        }
+        if (code !== undefined && RETRYABLE_CODES.has(code) && !last) {
+          await sleep(this.backoff(attempt), signal);
+          continue;
+        }
+        if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+          throw new GatewayError('upstream_timeout', `Upstream provider ${this.providerName} did not accept a connection in time.`, { cause: err });
+        }
+        throw new GatewayError('upstream_error', `Upstream provider ${this.providerName} is unreachable.`, { cause: err });
+      }
+
+      const status = response.statusCode;
+      if (status >= 200 && status < 300) return this.wrap(response, attempt + 1);
+
+      const retryable = status === 429 || status >= 500;
+      const hinted = retryable ? retryAfterMs(response.headers) : null;
+      // A Retry-After longer than we are willing to hold the caller goes back to the caller instead.
+      if (retryable && !last && (hinted === null || hinted <= this.maxDelayMs)) {
+        // dump() reads (a bounded amount of) the error body so the keep-alive connection is reused.
+        await response.body.dump({ limit: ERROR_BODY_LIMIT }).catch(ignore);
+        await sleep(hinted ?? this.backoff(attempt), signal);
+        continue;
+      }
+      const text = await readCapped(response.body, ERROR_BODY_LIMIT);
+      const mapped = this.mapError(status, text);
+      const headers: Record<string, string> = {};
+      const retryAfter = headerValue(response.headers, 'retry-after');
+      if (retryAfter !== undefined) headers['retry-after'] = retryAfter;
+      throw new GatewayError('upstream_error', mapped.message, {
+        status: status >= 400 ? status : 502,
+        ...(mapped.type !== undefined ? { type: mapped.type } : {}),
+        headers,
+      });
+    }
+  }
+
+  private wrap(response: Dispatcher.ResponseData, attempts: number): UpstreamResponse {
+    const { body } = response;
+    const providerName = this.providerName;
+    const idleMs = this.idleMs;
+    async function* chunks(): AsyncGenerator<Buffer> {
+      try {
+        for await (const chunk of body as AsyncIterable<Buffer>) yield chunk;
+      } catch (err) {
+        if (errorCode(err) === 'UND_ERR_BODY_TIMEOUT') {
+          throw new GatewayError('upstream_timeout', `Upstream provider ${providerName} went silent for ${idleMs} ms mid-reply.`, { cause: err });
+        }
+        if ((err as { name?: string }).name === 'AbortError') throw err;
+        throw new GatewayError('upstream_error', `Upstream provider ${providerName} broke off the reply.`, { cause: err });
+      } finally {
+        // Stopping early (client gone, caller done) releases the connection instead of leaking it.
+        discard(body);
+      }
+    }
+    const iterable = chunks();
+    const text = async (): Promise<string> => {
+      const parts: Buffer[] = [];
+      for await (const chunk of iterable) parts.push(chunk);
+      return Buffer.concat(parts).toString('utf8');
+    };
+    return {
+      status: response.statusCode,
+      headers: response.headers,
+      body: iterable,
+      attempts,
+      text,
+      async json() {
+        const raw = await text();
+        try {
+          return JSON.parse(raw) as unknown;
+        } catch (err) {
+          throw new GatewayError('upstream_error', `Upstream provider ${providerName} sent a reply that is not JSON.`, { cause: err });
+        }
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
