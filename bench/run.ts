@@ -1,0 +1,249 @@
+// `npm run bench`: the gateway's overhead against a direct call to the same upstream and against the
+// floor (a minimal node:http pass-through proxy), as ratios measured in one run.
+//
+// Processes: the fake upstream and the load generator share core 0; the proxy under test (floor or
+// gateway) gets core 1 alone (taskset), so the floor and the gateway are measured on the same footing.
+// The gateway runs as `npm start` would, with the auth, rateLimit, audit and stripFields plugins on.
+//
+//   npm run bench                      the full matrix (non-streaming and streaming, c = 1, 16, 64)
+//   npm run bench -- --duration 5      seconds measured per cell (default 5, after 1 s of warm-up)
+//   npm run bench -- --soak 600        c = 64 non-streaming through the gateway for 600 s, RSS sampled
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { stringify } from 'yaml';
+
+const DIST = path.resolve(__dirname);
+const MAIN = path.resolve(__dirname, '../src/main.js');
+const KEY = 'agw_bench_0123456789abcdefghijklmnopqrstuvwxyz';
+
+interface CellResult {
+  requests: number;
+  errors: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  ttfbP50: number;
+  ttfbP99: number;
+}
+
+function flag(name: string, fallback: number): number {
+  const at = process.argv.indexOf(`--${name}`);
+  const value = at >= 0 ? Number(process.argv[at + 1]) : fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+  return value;
+}
+
+const hasTaskset = (() => {
+  try {
+    return readFileSync('/proc/cpuinfo', 'utf8').split('\nprocessor').length >= 2;
+  } catch {
+    return false;
+  }
+})();
+
+/** Spawns `node script args` pinned to `core` and resolves with the first JSON line it prints. */
+function startPinned(core: number, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ child: ChildProcess; info: Record<string, unknown> }> {
+  const command = hasTaskset ? 'taskset' : process.execPath;
+  const argv = hasTaskset ? ['-c', String(core), process.execPath, ...args] : args;
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const onLine = (text: string): boolean => {
+      for (const line of text.split('\n')) {
+        if (!line.startsWith('{')) continue;
+        try {
+          const info = JSON.parse(line) as Record<string, unknown>;
+          if (typeof info['port'] === 'number' && info['port'] > 0) {
+            resolve({ child, info });
+            return true;
+          }
+        } catch {
+          // not a complete JSON line yet
+        }
+      }
+      return false;
+    };
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      onLine(out);
+    });
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      if (err.length > 100_000) err = err.slice(-50_000);
+      onLine(err);
+    });
+    child.once('exit', (code) => reject(new Error(`${args[0]} exited with ${code}: ${err.slice(-2000)}`)));
+  });
+}
+
+function runLoad(url: string, concurrency: number, durationMs: number, stream: boolean, key: string): Promise<CellResult> {
+  return new Promise((resolve, reject) => {
+    const command = hasTaskset ? 'taskset' : process.execPath;
+    const args = [path.join(DIST, 'loadgen.js'), url, String(concurrency), String(durationMs), '1000', stream ? 'stream' : 'json', key];
+    const child = spawn(command, hasTaskset ? ['-c', '0', process.execPath, ...args] : args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`load generator exited with ${code}`));
+      resolve(JSON.parse(out.trim()) as CellResult);
+    });
+  });
+}
+
+function rssOf(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+function gatewayConfig(dir: string, upstreamPort: number): string {
+  const file = path.join(dir, 'gateway.yaml');
+  const doc = {
+    server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 2000 },
+    store: { driver: 'embedded', path: path.join(dir, 'data'), retentionDays: 0 },
+    queue: { driver: 'inline' },
+    providers: { bench: { type: 'openai', baseUrl: `http://127.0.0.1:${upstreamPort}/v1`, apiKey: 'upstream-key', allowPrivateNetwork: true, retries: { max: 0 } } },
+    models: [{ id: 'bench-model', provider: 'bench' }],
+    organizations: [
+      {
+        id: 'bench',
+        name: 'Bench',
+        models: ['*'],
+        // Generous, but on: every request pays for the rate-limit check.
+        rateLimit: { requestsPerMinute: 100_000_000, perUserRequestsPerMinute: 100_000_000 },
+        users: [{ id: 'bench-user', name: 'Bench', role: 'admin', keys: [KEY] }],
+      },
+    ],
+    plugins: {
+      auth: { enabled: true },
+      rateLimit: { enabled: true },
+      audit: { enabled: true },
+      stripFields: { enabled: true },
+      dlp: { enabled: false },
+    },
+    // The access log line costs a write per request; the audit plugin records every call regardless.
+    logging: { level: 'info', accessLog: false },
+  };
+  writeFileSync(file, stringify(doc));
+  return file;
+}
+
+const fmt = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+async function main(): Promise<void> {
+  const durationMs = flag('duration', 5) * 1000;
+  const soakSeconds = process.argv.includes('--soak') ? flag('soak', 600) : 0;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'agw-bench-'));
+  const children: ChildProcess[] = [];
+  const cleanup = (): void => {
+    for (const child of children) child.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('SIGINT', () => {
+    cleanup();
+    process.exit(130);
+  });
+  try {
+    const upstream = await startPinned(0, [path.join(DIST, 'upstream.js')]);
+    children.push(upstream.child);
+    const upstreamPort = upstream.info['port'] as number;
+    const floor = await startPinned(1, [path.join(DIST, 'floor-proxy.js'), String(upstreamPort)]);
+    children.push(floor.child);
+    const gateway = await startPinned(1, [MAIN, 'serve', '--config', gatewayConfig(dir, upstreamPort)], { PATH: process.env['PATH'] ?? '' });
+    children.push(gateway.child);
+    const targets = {
+      direct: `http://127.0.0.1:${upstreamPort}/v1/chat/completions`,
+      floor: `http://127.0.0.1:${String(floor.info['port'])}/v1/chat/completions`,
+      gateway: `http://127.0.0.1:${String(gateway.info['port'])}/v1/chat/completions`,
+    };
+    const gatewayPid = gateway.child.pid!;
+
+    if (soakSeconds > 0) {
+      await soak(targets.gateway, gatewayPid, soakSeconds);
+      return;
+    }
+
+    console.log(`agent-gateway benchmark: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version}, ${durationMs / 1000} s per cell`);
+    console.log('proxy under test pinned to core 1; upstream and load generator on core 0; gateway plugins: auth, rateLimit, audit, stripFields\n');
+    const rows: string[][] = [];
+    const checks: string[] = [];
+    for (const stream of [false, true]) {
+      for (const concurrency of [1, 16, 64]) {
+        const result: Record<string, CellResult> = {};
+        for (const [name, url] of Object.entries(targets)) {
+          result[name] = await runLoad(url, concurrency, durationMs, stream, name === 'gateway' ? KEY : '');
+        }
+        const d = result['direct']!;
+        const f = result['floor']!;
+        const g = result['gateway']!;
+        for (const [name, r] of Object.entries(result)) {
+          rows.push([
+            stream ? 'stream' : 'json',
+            String(concurrency),
+            name,
+            fmt(r.rps, 0),
+            fmt(r.p50),
+            fmt(r.p99),
+            fmt(r.ttfbP50),
+            fmt(r.ttfbP99),
+            String(r.errors),
+            name === 'gateway' ? `${fmt((g.rps / f.rps) * 100, 0)}% of floor, ${fmt((g.rps / d.rps) * 100, 0)}% of direct` : '',
+          ]);
+        }
+        if (!stream && concurrency === 64) {
+          checks.push(check(`json c64 throughput >= 50% of floor`, g.rps / f.rps >= 0.5, `${fmt((g.rps / f.rps) * 100, 1)}%`));
+          checks.push(check(`json c64 p99 <= 2x floor's`, g.p99 <= 2 * f.p99, `${fmt(g.p99)} ms vs ${fmt(f.p99)} ms`));
+        }
+        if (!stream && concurrency === 1) checks.push(check('json c1 added p50 over direct < 0.5 ms', g.p50 - d.p50 < 0.5, `+${fmt(g.p50 - d.p50, 3)} ms`));
+        if (stream && (concurrency === 1 || concurrency === 64)) {
+          checks.push(check(`stream c${concurrency} added TTFB p50 over direct < 1 ms`, g.ttfbP50 - d.ttfbP50 < 1, `+${fmt(g.ttfbP50 - d.ttfbP50, 3)} ms`));
+        }
+        if (stream && concurrency === 64) checks.push(check('stream c64 streams/s equal to direct (>= 95%)', g.rps / d.rps >= 0.95, `${fmt((g.rps / d.rps) * 100, 1)}%`));
+      }
+    }
+    const peak = rssOf(gatewayPid, 'VmHWM');
+    checks.push(check('gateway peak RSS < 150 MB', peak < 150, `${fmt(peak, 1)} MB`));
+    const header = ['mode', 'c', 'target', 'req/s', 'p50 ms', 'p99 ms', 'ttfb p50', 'ttfb p99', 'errors', 'gateway ratio'];
+    printTable([header, ...rows]);
+    console.log(`\ngateway peak RSS: ${fmt(peak, 1)} MB\n`);
+    for (const line of checks) console.log(line);
+  } finally {
+    cleanup();
+  }
+}
+
+function check(name: string, ok: boolean, figure: string): string {
+  return `${ok ? 'MET    ' : 'NOT MET'}  ${name}: ${figure}`;
+}
+
+function printTable(rows: string[][]): void {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  '));
+}
+
+async function soak(url: string, pid: number, seconds: number): Promise<void> {
+  const windowSeconds = Math.min(30, seconds);
+  const windows = Math.max(1, Math.round(seconds / windowSeconds));
+  console.log(`soak: ${windows} x ${windowSeconds} s at c=64 through the gateway; RSS after each window`);
+  const samples: number[] = [];
+  for (let i = 0; i < windows; i++) {
+    const r = await runLoad(url, 64, windowSeconds * 1000, false, KEY);
+    const rss = rssOf(pid, 'VmRSS');
+    samples.push(rss);
+    console.log(`  window ${i + 1}/${windows}: ${fmt(r.rps, 0)} req/s, p99 ${fmt(r.p99)} ms, errors ${r.errors}, RSS ${fmt(rss, 1)} MB`);
+  }
+  const baseline = samples[0]!;
+  const last = samples[samples.length - 1]!;
+  const growth = ((last - baseline) / baseline) * 100;
+  console.log(`\nRSS after the first window ${fmt(baseline, 1)} MB, after the last ${fmt(last, 1)} MB: growth ${fmt(growth, 1)}%`);
+  console.log(check('RSS growth across the soak <= 10%', growth <= 10, `${fmt(growth, 1)}%`));
+  console.log(`peak RSS ${fmt(rssOf(pid, 'VmHWM'), 1)} MB`);
+}
+
+main().catch((err: unknown) => {
+  console.error(`bench: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});
