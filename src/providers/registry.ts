@@ -2,6 +2,7 @@
 import type { ProviderConfig } from '../config/types';
 import { GatewayError } from '../http/errors';
 import { DemoProvider } from './demo/demo-provider';
+import { GeminiProvider } from './gemini/gemini-provider';
 import { OpenAiProvider } from './openai/openai-provider';
 import type { Provider } from './types';
 
@@ -9,12 +10,13 @@ export function createProvider(name: string, config: ProviderConfig): Provider {
   switch (config.type) {
     case 'demo':
       return new DemoProvider(name, config);
+    case 'gemini':
+      return new GeminiProvider(name, config);
     case 'openai':
       return new OpenAiProvider(name, config);
     case 'anthropic':
     case 'bedrock-anthropic':
     case 'vertex-anthropic':
-    case 'gemini':
       throw new GatewayError('not_implemented', `provider type ${config.type} (providers.${name}) is not available yet`);
   }
 }

@@ -1,0 +1,80 @@
+// The `gemini` provider: Google's Gemini API (generativelanguage v1beta). Chat requests are
+// translated to `models/{model}:generateContent` (streaming: `:streamGenerateContent?alt=sse`) and
+// the replies back to chat completions. response_format goes to Gemini's own JSON mode
+// (responseMimeType + responseJsonSchema), so content is raw JSON, streaming or not (rule 4).
+import type { ProviderConfig } from '../../config/types';
+import { GatewayError } from '../../http/errors';
+import { parseSse } from '../http/sse-parser';
+import { UpstreamTransport, type UpstreamResponse } from '../http/transport';
+import type { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Provider } from '../types';
+import { convertGeminiResponse } from './convert-gemini-response';
+import { convertToGeminiRequest } from './convert-to-gemini-request';
+import { geminiStreamToChunks } from './gemini-stream-to-chunks';
+import type { GeminiResponse } from './gemini-wire-types';
+import { geminiErrorMapper } from './map-gemini-error';
+
+export const GEMINI_DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
+
+/** `gemini-2.5-flash`, `models/gemini-2.5-flash` and `tunedModels/x` all name a resource path. */
+export function geminiModelPath(model: string): string {
+  return /^(models|tunedModels)\//.test(model) ? model : `models/${model}`;
+}
+
+export class GeminiProvider implements Provider {
+  readonly type = 'gemini' as const;
+  private readonly baseUrl: string;
+  private readonly headers: Record<string, string>;
+  private readonly transport: UpstreamTransport;
+
+  constructor(
+    readonly name: string,
+    readonly config: ProviderConfig,
+  ) {
+    this.baseUrl = (config.baseUrl ?? GEMINI_DEFAULT_BASE_URL).replace(/\/+$/, '');
+    // Built once: the key goes in the x-goog-api-key header (never the URL, which proxies may log).
+    this.headers = { 'content-type': 'application/json', ...(config.headers ?? {}) };
+    if (config.apiKey) this.headers['x-goog-api-key'] = config.apiKey;
+    this.transport = new UpstreamTransport(name, config, { mapError: geminiErrorMapper(name) });
+  }
+
+  private send(request: ChatCompletionRequest, upstreamModel: string, method: string, options: CallOptions): Promise<UpstreamResponse> {
+    const body = JSON.stringify(convertToGeminiRequest(request));
+    return this.transport.send({
+      url: `${this.baseUrl}/${geminiModelPath(upstreamModel)}:${method}`,
+      method: 'POST',
+      headers: this.headers,
+      body,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
+
+  async chat(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): Promise<ChatCompletion> {
+    const response = await this.send(request, upstreamModel, 'generateContent', options);
+    const reply = (await response.json()) as GeminiResponse;
+    if (reply === null || typeof reply !== 'object') {
+      throw new GatewayError('upstream_error', `Upstream provider ${this.name} sent an empty reply.`);
+    }
+    return convertGeminiResponse(reply, upstreamModel);
+  }
+
+  async *chatStream(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): AsyncIterable<ChatCompletionChunk> {
+    const response = await this.send(request, upstreamModel, 'streamGenerateContent?alt=sse', options);
+    yield* geminiStreamToChunks(this.events(response), upstreamModel);
+  }
+
+  private async *events(response: UpstreamResponse): AsyncIterable<GeminiResponse> {
+    for await (const event of parseSse(response.body)) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(event.data);
+      } catch (err) {
+        throw new GatewayError('upstream_error', `Upstream provider ${this.name} sent a stream event that is not JSON.`, { cause: err, wireCode: 'stream_error' });
+      }
+      if (parsed !== null && typeof parsed === 'object') yield parsed as GeminiResponse;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.transport.close();
+  }
+}
