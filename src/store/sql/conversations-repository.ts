@@ -1,0 +1,151 @@
+import type { ConversationRepository } from '../port';
+import type { ConversationItemRecord, ConversationRecord } from '../types';
+import type { SqlDatabase, SqlParam } from './database';
+import { agentPermissionsSql, iso, json, nowIso, principalParams, type Timestamp } from './rows';
+
+interface ConversationRow {
+  id: string;
+  org_id: string;
+  user_id: string;
+  run_id: string | null;
+  metadata: Record<string, unknown>;
+  created_at: Timestamp;
+}
+
+interface ItemRow {
+  conversation_id: string;
+  position: number;
+  id: string;
+  type: string;
+  role: string | null;
+  data: Record<string, unknown>;
+  status: string;
+  idempotency_key: string | null;
+  response_id: string | null;
+  created_at: Timestamp;
+}
+
+function toConversation(row: ConversationRow): ConversationRecord {
+  return { id: row.id, orgId: row.org_id, userId: row.user_id, runId: row.run_id, metadata: row.metadata, createdAt: iso(row.created_at) };
+}
+
+function toItem(row: ItemRow): ConversationItemRecord {
+  return {
+    id: row.id,
+    conversationId: row.conversation_id,
+    position: row.position,
+    type: row.type,
+    role: row.role,
+    data: row.data,
+    status: row.status,
+    idempotencyKey: row.idempotency_key,
+    responseId: row.response_id,
+    createdAt: iso(row.created_at),
+  };
+}
+
+const CONVERSATION_COLUMNS = 'c.id, c.org_id, c.user_id, c.run_id, c.metadata, c.created_at';
+const AGENT_PERMISSIONS = agentPermissionsSql('a', { user: '$3', role: '$4', groups: '$5' });
+
+export function sqlConversations(db: SqlDatabase): ConversationRepository {
+  return {
+    async create(conversation) {
+      await db.query(
+        'INSERT INTO conversations (id, org_id, user_id, run_id, metadata, created_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6)',
+        [conversation.id, conversation.orgId, conversation.userId, conversation.runId, json(conversation.metadata), conversation.createdAt],
+      );
+    },
+    async get(id) {
+      const [row] = await db.query<ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = $1`, [id]);
+      return row ? toConversation(row) : null;
+    },
+    async getVisible(principal, id) {
+      const [org, ...rest] = principalParams(principal);
+      const [row] = await db.query<ConversationRow>(
+        `SELECT ${CONVERSATION_COLUMNS} FROM conversations c
+         WHERE c.id = $2 AND c.org_id = $1
+           AND ($4::text = 'admin' OR c.user_id = $3::text OR EXISTS (
+             SELECT 1 FROM runs r LEFT JOIN agents a ON a.id = r.agent_id
+             WHERE r.id = c.run_id AND r.org_id = $1
+               AND (r.user_id = $3::text OR (a.org_id = $1 AND cardinality(${AGENT_PERMISSIONS}) > 0))
+           ))`,
+        [org, id, ...rest],
+      );
+      return row ? toConversation(row) : null;
+    },
+    async append(conversationId, items) {
+      if (items.length === 0) return [];
+      return db.transaction(async (tx) => {
+        // The conversation row is the lock: appenders to one conversation queue here, so positions are
+        // assigned gap-free and an idempotency key checked here cannot be inserted meanwhile by another.
+        const [locked] = await tx.query<{ next_position: number }>('SELECT next_position FROM conversations WHERE id = $1 FOR UPDATE', [
+          conversationId,
+        ]);
+        if (!locked) throw new Error(`conversation ${conversationId} does not exist`);
+        const keys = items.map((i) => i.idempotencyKey).filter((k): k is string => k !== null);
+        const existing = new Map<string, ConversationItemRecord>();
+        if (keys.length > 0) {
+          const rows = await tx.query<ItemRow>(
+            'SELECT * FROM conversation_items WHERE conversation_id = $1 AND idempotency_key = ANY($2::text[])',
+            [conversationId, keys],
+          );
+          for (const row of rows) if (row.idempotency_key !== null) existing.set(row.idempotency_key, toItem(row));
+        }
+        const now = nowIso();
+        let position = locked.next_position;
+        const result: ConversationItemRecord[] = [];
+        const params: SqlParam[] = [conversationId, now];
+        const values: string[] = [];
+        for (const item of items) {
+          const known = item.idempotencyKey === null ? undefined : existing.get(item.idempotencyKey);
+          if (known) {
+            result.push(known);
+            continue;
+          }
+          const record: ConversationItemRecord = {
+            id: item.id,
+            conversationId,
+            position: position++,
+            type: item.type,
+            role: item.role,
+            data: item.data,
+            status: item.status,
+            idempotencyKey: item.idempotencyKey,
+            responseId: item.responseId,
+            createdAt: now,
+          };
+          if (record.idempotencyKey !== null) existing.set(record.idempotencyKey, record);
+          const base = params.length;
+          params.push(record.position, record.id, record.type, record.role, json(record.data), record.status, record.idempotencyKey, record.responseId);
+          values.push(
+            `($1, $${base + 1}::int, $${base + 2}::text, $${base + 3}::text, $${base + 4}::text, $${base + 5}::jsonb, $${base + 6}::text, $${base + 7}::text, $${base + 8}::text, $2)`,
+          );
+          result.push(record);
+        }
+        if (values.length > 0) {
+          await tx.query(
+            `INSERT INTO conversation_items (conversation_id, position, id, type, role, data, status, idempotency_key, response_id, created_at)
+             VALUES ${values.join(', ')}`,
+            params,
+          );
+          await tx.query('UPDATE conversations SET next_position = $2 WHERE id = $1', [conversationId, position]);
+        }
+        return result;
+      });
+    },
+    async listItems(conversationId, options) {
+      const desc = options.order === 'desc';
+      const rows = await db.query<ItemRow>(
+        `SELECT * FROM conversation_items WHERE conversation_id = $1
+           AND ($2::int IS NULL OR position ${desc ? '<' : '>'} $2::int)
+         ORDER BY position ${desc ? 'DESC' : 'ASC'} LIMIT $3`,
+        [conversationId, options.afterPosition ?? null, options.limit],
+      );
+      return rows.map(toItem);
+    },
+    async getItem(conversationId, itemId) {
+      const [row] = await db.query<ItemRow>('SELECT * FROM conversation_items WHERE conversation_id = $1 AND id = $2', [conversationId, itemId]);
+      return row ? toItem(row) : null;
+    },
+  };
+}

@@ -1,0 +1,93 @@
+// The tiny query interface the SQL repositories are written against. PGlite (embedded) and node-postgres
+// (postgres) both satisfy it, so every repository's SQL is written once and runs on both.
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+
+export type SqlParam = string | number | boolean | null | readonly string[];
+
+export interface SqlExecutor {
+  /** Runs one statement with $1.. parameters and returns its rows. */
+  query<R extends object>(text: string, params?: readonly SqlParam[]): Promise<R[]>;
+}
+
+export interface SqlDatabase extends SqlExecutor {
+  readonly kind: 'embedded' | 'postgres';
+  /**
+   * Runs `fn` in one transaction on one connection (BEGIN/COMMIT, ROLLBACK on throw). Inside it use the
+   * executor passed in, never the database itself: PGlite has a single connection and serializes
+   * transactions in-process, so querying the database from inside a transaction would wait forever.
+   */
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** The embedded database lives in `<store.path>/pgdata`: the store directory also holds the lock file and socket. */
+export async function openPglite(storePath: string): Promise<SqlDatabase> {
+  const dataDir = path.join(path.resolve(storePath), 'pgdata');
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const db = await PGlite.create({ dataDir });
+  return {
+    kind: 'embedded',
+    async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
+      return (await db.query<R>(text, [...params])).rows;
+    },
+    async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+      // PGlite's transaction() holds its transaction mutex for the whole callback, so concurrent callers
+      // in this process run one after another: the in-process equivalent of row locks.
+      return db.transaction(async (tx) =>
+        fn({
+          async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
+            return (await tx.query<R>(text, [...params])).rows;
+          },
+        }),
+      );
+    },
+    async close(): Promise<void> {
+      if (!db.closed) await db.close();
+    },
+  };
+}
+
+export interface PostgresOptions {
+  url: string;
+  /** Called with errors of idle pooled connections (otherwise they would crash the process). */
+  onIdleError(err: Error): void;
+  max?: number;
+}
+
+export function openPostgres(options: PostgresOptions): SqlDatabase {
+  const pool = new pg.Pool({ connectionString: options.url, max: options.max ?? 10, connectionTimeoutMillis: 10_000 });
+  pool.on('error', options.onIdleError);
+  return {
+    kind: 'postgres',
+    async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
+      return (await pool.query<R & pg.QueryResultRow>(text, [...params])).rows;
+    },
+    async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const result = await fn({
+          async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
+            return (await client.query<R & pg.QueryResultRow>(text, [...params])).rows;
+          },
+        });
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    },
+    async close(): Promise<void> {
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import type { KeyRepository } from '../port';
+import type { ApiKeyRecord, KeySource } from '../types';
+import type { SqlExecutor } from './database';
+import { iso, isoOrNull, type Timestamp } from './rows';
+import { toUser, type UserRow } from './users-repository';
+
+interface KeyRow {
+  id: string;
+  org_id: string;
+  user_id: string;
+  name: string;
+  hash: string;
+  prefix: string;
+  source: KeySource;
+  created_at: Timestamp;
+  last_used_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
+function toKey(row: KeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    userId: row.user_id,
+    name: row.name,
+    hash: row.hash,
+    prefix: row.prefix,
+    source: row.source,
+    createdAt: iso(row.created_at),
+    lastUsedAt: isoOrNull(row.last_used_at),
+    revokedAt: isoOrNull(row.revoked_at),
+  };
+}
+
+const KEY_COLUMNS = 'k.id, k.org_id, k.user_id, k.name, k.hash, k.prefix, k.source, k.created_at, k.last_used_at, k.revoked_at';
+
+export function sqlKeys(db: SqlExecutor): KeyRepository {
+  return {
+    async create(key) {
+      const rows = await db.query(
+        `INSERT INTO api_keys (id, org_id, user_id, name, hash, prefix, source, created_at, last_used_at, revoked_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING RETURNING id`,
+        [key.id, key.orgId, key.userId, key.name, key.hash, key.prefix, key.source, key.createdAt, key.lastUsedAt, key.revokedAt],
+      );
+      return rows.length === 1;
+    },
+    async resolve(hash) {
+      // One round trip on the auth path: the key, its user and the user's groups.
+      const [row] = await db.query<KeyRow & { u_id: string; u_org_id: string; u_name: string; u_role: UserRow['role']; group_ids: string[] }>(
+        `SELECT ${KEY_COLUMNS}, u.id AS u_id, u.org_id AS u_org_id, u.name AS u_name, u.role AS u_role,
+           ARRAY(SELECT g.id FROM groups g WHERE g.org_id = u.org_id AND g.members @> jsonb_build_array(u.id) ORDER BY g.id) AS group_ids
+         FROM api_keys k JOIN users u ON u.id = k.user_id
+         WHERE k.hash = $1 AND k.revoked_at IS NULL`,
+        [hash],
+      );
+      if (!row) return null;
+      return {
+        key: toKey(row),
+        user: toUser({ id: row.u_id, org_id: row.u_org_id, name: row.u_name, role: row.u_role }),
+        groups: row.group_ids,
+      };
+    },
+    async get(id) {
+      const [row] = await db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.id = $1`, [id]);
+      return row ? toKey(row) : null;
+    },
+    async revoke(id, at) {
+      const rows = await db.query('UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING id', [id, at]);
+      return rows.length === 1;
+    },
+    async listByOrg(orgId) {
+      const rows = await db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.org_id = $1 ORDER BY k.created_at, k.id`, [orgId]);
+      return rows.map(toKey);
+    },
+    async touch(ids, at) {
+      if (ids.length === 0) return;
+      // GREATEST keeps the latest use when batches from several processes arrive out of order.
+      await db.query(
+        `UPDATE api_keys SET last_used_at = GREATEST(COALESCE(last_used_at, $2::timestamptz), $2::timestamptz) WHERE id = ANY($1::text[])`,
+        [ids, at],
+      );
+    },
+    async countActive() {
+      const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE revoked_at IS NULL');
+      return row?.n ?? 0;
+    },
+    async revokedSince(since) {
+      const rows = await db.query<{ id: string }>('SELECT id FROM api_keys WHERE revoked_at >= $1 ORDER BY revoked_at, id', [since]);
+      return rows.map((r) => r.id);
+    },
+  };
+}

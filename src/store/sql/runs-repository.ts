@@ -1,0 +1,181 @@
+import type { RunRepository } from '../port';
+import type { RunInput, RunPatch, RunRecord, RunStatus, RunTrigger, VisibleRun } from '../types';
+import type { SqlExecutor, SqlParam } from './database';
+import { agentPermissionsSql, iso, isoOrNull, json, nowIso, principalParams, type Timestamp } from './rows';
+
+export interface RunRow {
+  id: string;
+  org_id: string;
+  agent_id: string;
+  agent_version: number;
+  user_id: string;
+  conversation_id: string;
+  inputs: RunInput[];
+  status: RunStatus;
+  result: string | null;
+  error: string | null;
+  trigger: RunTrigger;
+  source_run_id: string | null;
+  steps_completed: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  ended_at: Timestamp | null;
+  deadline_at: Timestamp;
+  lease_owner: string | null;
+  lease_expires_at: Timestamp | null;
+  attempts: number;
+  revision: number;
+}
+
+export function toRun(row: RunRow): RunRecord {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    agentId: row.agent_id,
+    agentVersion: row.agent_version,
+    userId: row.user_id,
+    conversationId: row.conversation_id,
+    inputs: row.inputs,
+    status: row.status,
+    result: row.result,
+    error: row.error,
+    trigger: row.trigger,
+    sourceRunId: row.source_run_id,
+    stepsCompleted: row.steps_completed,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+    endedAt: isoOrNull(row.ended_at),
+    deadlineAt: iso(row.deadline_at),
+    leaseOwner: row.lease_owner,
+    leaseExpiresAt: isoOrNull(row.lease_expires_at),
+    attempts: row.attempts,
+    revision: row.revision,
+  };
+}
+
+/** Patchable fields and their columns; anything else in a patch object is ignored. */
+const PATCH_COLUMNS: { [K in keyof Required<RunPatch>]: string } = {
+  status: 'status',
+  result: 'result',
+  error: 'error',
+  stepsCompleted: 'steps_completed',
+  endedAt: 'ended_at',
+  leaseOwner: 'lease_owner',
+  leaseExpiresAt: 'lease_expires_at',
+  attempts: 'attempts',
+  deadlineAt: 'deadline_at',
+};
+
+const RUN_STATUSES: readonly RunStatus[] = ['in_progress', 'success', 'failure', 'cancelled'];
+const VISIBLE_PERMISSIONS = agentPermissionsSql('a', { user: '$3', role: '$4', groups: '$5' });
+
+export function sqlRuns(db: SqlExecutor): RunRepository {
+  return {
+    async create(run) {
+      await db.query(
+        `INSERT INTO runs (id, org_id, agent_id, agent_version, user_id, conversation_id, inputs, status, result, error, trigger,
+           source_run_id, steps_completed, created_at, updated_at, ended_at, deadline_at, lease_owner, lease_expires_at, attempts, revision)
+         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
+        [
+          run.id, run.orgId, run.agentId, run.agentVersion, run.userId, run.conversationId, json(run.inputs), run.status, run.result,
+          run.error, run.trigger, run.sourceRunId, run.stepsCompleted, run.createdAt, run.updatedAt, run.endedAt, run.deadlineAt,
+          run.leaseOwner, run.leaseExpiresAt, run.attempts, run.revision,
+        ],
+      );
+    },
+    async get(runId) {
+      const [row] = await db.query<RunRow>('SELECT * FROM runs WHERE id = $1', [runId]);
+      return row ? toRun(row) : null;
+    },
+    async getVisible(principal, runId) {
+      // The agent counts whether deleted or not: a run stays readable after its agent disappears.
+      const [org, ...rest] = principalParams(principal);
+      const [row] = await db.query<RunRow & { agent_deleted: boolean }>(
+        `SELECT r.*, (a.id IS NULL OR a.deleted_at IS NOT NULL) AS agent_deleted
+         FROM runs r LEFT JOIN agents a ON a.id = r.agent_id
+         WHERE r.id = $2 AND r.org_id = $1
+           AND ($4::text = 'admin' OR r.user_id = $3::text OR (a.org_id = $1 AND cardinality(${VISIBLE_PERMISSIONS}) > 0))`,
+        [org, runId, ...rest],
+      );
+      return row ? ({ ...toRun(row), agentDeleted: row.agent_deleted } satisfies VisibleRun) : null;
+    },
+    async page(query) {
+      const rows = await db.query<{ id: string; created_at: Timestamp }>(
+        `SELECT id, created_at FROM runs
+         WHERE agent_id = $1
+           AND ($2::timestamptz IS NULL OR (created_at, id) < ($2::timestamptz, $3::text))
+           AND ($4::timestamptz IS NULL OR created_at >= $4::timestamptz)
+           AND ($5::timestamptz IS NULL OR created_at <= $5::timestamptz)
+         ORDER BY created_at DESC, id DESC
+         LIMIT $6`,
+        [query.agentId, query.after?.createdAt ?? null, query.after?.id ?? '', query.startDate, query.endDate, query.limit + 1],
+      );
+      const more = rows.length > query.limit;
+      const pageRows = more ? rows.slice(0, query.limit) : rows;
+      const last = pageRows[pageRows.length - 1];
+      return { ids: pageRows.map((r) => r.id), next: more && last ? { createdAt: iso(last.created_at), id: last.id } : null };
+    },
+    async latestCreatedAt(agentId) {
+      const [row] = await db.query<{ created_at: Timestamp }>(
+        'SELECT created_at FROM runs WHERE agent_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1',
+        [agentId],
+      );
+      return row ? iso(row.created_at) : null;
+    },
+    async update(runId, patch, guard) {
+      const sets: string[] = ['revision = revision + 1', 'updated_at = $2'];
+      const params: SqlParam[] = [runId, nowIso()];
+      for (const [field, column] of Object.entries(PATCH_COLUMNS) as [keyof RunPatch, string][]) {
+        const value = patch[field];
+        if (value === undefined) continue;
+        params.push(value);
+        sets.push(`${column} = $${params.length}`);
+      }
+      const where = ['id = $1'];
+      if (guard?.whenStatus) {
+        params.push(guard.whenStatus);
+        where.push(`status = ANY($${params.length}::text[])`);
+      }
+      if (guard?.whenRevision !== undefined) {
+        params.push(guard.whenRevision);
+        where.push(`revision = $${params.length}`);
+      }
+      // One statement: the row lock PostgreSQL takes re-checks the guard after a concurrent writer commits,
+      // so of several updaters holding the same revision exactly one succeeds.
+      const [row] = await db.query<RunRow>(`UPDATE runs SET ${sets.join(', ')} WHERE ${where.join(' AND ')} RETURNING *`, params);
+      return row ? toRun(row) : null;
+    },
+    async acquireLease(runId, owner, until, now) {
+      const [row] = await db.query<RunRow>(
+        `UPDATE runs SET lease_owner = $2, lease_expires_at = $3, attempts = attempts + 1, revision = revision + 1, updated_at = $4
+         WHERE id = $1 AND status = 'in_progress'
+           AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= $4::timestamptz OR lease_owner = $2)
+         RETURNING *`,
+        [runId, owner, until, now],
+      );
+      return row ? toRun(row) : null;
+    },
+    async listOrphaned(now, limit) {
+      const rows = await db.query<RunRow>(
+        `SELECT * FROM runs WHERE status = 'in_progress'
+           AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= $1::timestamptz)
+         ORDER BY created_at, id LIMIT $2`,
+        [now, limit],
+      );
+      return rows.map(toRun);
+    },
+    async listOverdue(now, limit) {
+      const rows = await db.query<RunRow>(
+        `SELECT * FROM runs WHERE status = 'in_progress' AND deadline_at <= $1::timestamptz ORDER BY deadline_at, id LIMIT $2`,
+        [now, limit],
+      );
+      return rows.map(toRun);
+    },
+    async countByStatus() {
+      const rows = await db.query<{ status: RunStatus; n: number }>('SELECT status, count(*)::int AS n FROM runs GROUP BY status');
+      const counts = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
+      for (const row of rows) if (row.status in counts) counts[row.status] = row.n;
+      return counts;
+    },
+  };
+}

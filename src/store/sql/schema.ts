@@ -1,0 +1,219 @@
+// Schema of the SQL stores as an ordered list of migrations. Each runs once, recorded in
+// schema_migrations; migrate() applies the missing ones in one transaction under an advisory lock so
+// several processes (gateways, workers) may start against the same database at once.
+import type { SqlDatabase } from './database';
+
+interface Migration {
+  version: number;
+  name: string;
+  statements: string[];
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    statements: [
+      `CREATE TABLE organizations (
+        id text PRIMARY KEY,
+        name text NOT NULL,
+        models jsonb NOT NULL,
+        rate_limit jsonb,
+        dlp jsonb,
+        updated_at timestamptz NOT NULL
+      )`,
+      `CREATE TABLE users (
+        id text PRIMARY KEY,
+        org_id text NOT NULL,
+        name text NOT NULL,
+        role text NOT NULL
+      )`,
+      `CREATE INDEX users_org ON users (org_id, id)`,
+      `CREATE TABLE groups (
+        org_id text NOT NULL,
+        id text NOT NULL,
+        name text NOT NULL,
+        members jsonb NOT NULL,
+        PRIMARY KEY (org_id, id)
+      )`,
+      `CREATE TABLE api_keys (
+        id text PRIMARY KEY,
+        org_id text NOT NULL,
+        user_id text NOT NULL,
+        name text NOT NULL,
+        hash text NOT NULL UNIQUE,
+        prefix text NOT NULL,
+        source text NOT NULL,
+        created_at timestamptz NOT NULL,
+        last_used_at timestamptz,
+        revoked_at timestamptz
+      )`,
+      `CREATE INDEX api_keys_org ON api_keys (org_id, created_at)`,
+      `CREATE INDEX api_keys_revoked ON api_keys (revoked_at) WHERE revoked_at IS NOT NULL`,
+      `CREATE TABLE agents (
+        id text PRIMARY KEY,
+        org_id text NOT NULL,
+        version integer NOT NULL,
+        created_by text NOT NULL,
+        creator_name text NOT NULL,
+        definition jsonb NOT NULL,
+        definition_hash text NOT NULL,
+        shared_with jsonb NOT NULL,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        deleted_at timestamptz
+      )`,
+      `CREATE INDEX agents_org ON agents (org_id, created_at DESC, id DESC)`,
+      `CREATE TABLE agent_versions (
+        agent_id text NOT NULL,
+        version integer NOT NULL,
+        definition jsonb NOT NULL,
+        definition_hash text NOT NULL,
+        created_at timestamptz NOT NULL,
+        PRIMARY KEY (agent_id, version)
+      )`,
+      `CREATE TABLE runs (
+        id text PRIMARY KEY,
+        org_id text NOT NULL,
+        agent_id text NOT NULL,
+        agent_version integer NOT NULL,
+        user_id text NOT NULL,
+        conversation_id text NOT NULL,
+        inputs jsonb NOT NULL,
+        status text NOT NULL,
+        result text,
+        error text,
+        trigger text NOT NULL,
+        source_run_id text,
+        steps_completed integer NOT NULL,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        ended_at timestamptz,
+        deadline_at timestamptz NOT NULL,
+        lease_owner text,
+        lease_expires_at timestamptz,
+        attempts integer NOT NULL,
+        revision integer NOT NULL
+      )`,
+      `CREATE INDEX runs_agent_created ON runs (agent_id, created_at DESC, id DESC)`,
+      `CREATE INDEX runs_in_progress ON runs (created_at, id) WHERE status = 'in_progress'`,
+      `CREATE INDEX runs_created ON runs (created_at)`,
+      `CREATE TABLE step_verdicts (
+        run_id text NOT NULL,
+        step_number integer NOT NULL,
+        name text,
+        result text,
+        explanation text,
+        completed boolean NOT NULL,
+        updated_at timestamptz NOT NULL,
+        PRIMARY KEY (run_id, step_number)
+      )`,
+      `CREATE TABLE conversations (
+        id text PRIMARY KEY,
+        org_id text NOT NULL,
+        user_id text NOT NULL,
+        run_id text,
+        metadata jsonb NOT NULL,
+        created_at timestamptz NOT NULL,
+        next_position integer NOT NULL DEFAULT 1
+      )`,
+      `CREATE INDEX conversations_run ON conversations (run_id) WHERE run_id IS NOT NULL`,
+      `CREATE TABLE conversation_items (
+        conversation_id text NOT NULL,
+        position integer NOT NULL,
+        id text NOT NULL,
+        type text NOT NULL,
+        role text,
+        data jsonb NOT NULL,
+        status text NOT NULL,
+        idempotency_key text,
+        response_id text,
+        created_at timestamptz NOT NULL,
+        PRIMARY KEY (conversation_id, position)
+      )`,
+      `CREATE UNIQUE INDEX conversation_items_id ON conversation_items (conversation_id, id)`,
+      `CREATE UNIQUE INDEX conversation_items_idempotency ON conversation_items (conversation_id, idempotency_key)
+        WHERE idempotency_key IS NOT NULL`,
+      `CREATE TABLE responses (
+        id text PRIMARY KEY,
+        org_id text NOT NULL,
+        user_id text NOT NULL,
+        status text NOT NULL,
+        model text NOT NULL,
+        conversation_id text,
+        previous_response_id text,
+        stored boolean NOT NULL,
+        body jsonb NOT NULL,
+        input_items jsonb NOT NULL,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        expires_at timestamptz
+      )`,
+      `CREATE INDEX responses_created ON responses (created_at)`,
+      `CREATE TABLE response_events (
+        response_id text NOT NULL,
+        sequence_number integer NOT NULL,
+        event text NOT NULL,
+        data jsonb NOT NULL,
+        created_at timestamptz NOT NULL,
+        PRIMARY KEY (response_id, sequence_number)
+      )`,
+      `CREATE TABLE audit_records (
+        id text PRIMARY KEY,
+        at timestamptz NOT NULL,
+        org_id text,
+        user_id text,
+        key_id text,
+        method text NOT NULL,
+        route text NOT NULL,
+        operation_id text,
+        resource_ids jsonb NOT NULL,
+        status integer NOT NULL,
+        latency_ms double precision NOT NULL,
+        request_id text NOT NULL
+      )`,
+      `CREATE INDEX audit_records_org_at ON audit_records (org_id, at, id)`,
+      `CREATE INDEX audit_records_at ON audit_records (at)`,
+      `CREATE TABLE usage_records (
+        seq bigserial PRIMARY KEY,
+        at timestamptz NOT NULL,
+        org_id text NOT NULL,
+        user_id text,
+        key_id text,
+        model text NOT NULL,
+        prompt_tokens integer NOT NULL,
+        completion_tokens integer NOT NULL,
+        request_id text NOT NULL
+      )`,
+      `CREATE INDEX usage_records_org_at ON usage_records (org_id, at)`,
+      `CREATE INDEX usage_records_at ON usage_records (at)`,
+      `CREATE TABLE settings (
+        key text PRIMARY KEY,
+        value text NOT NULL
+      )`,
+    ],
+  },
+];
+
+/** Applies missing migrations; idempotent and safe from several processes at once. */
+export async function migrateSql(db: SqlDatabase): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    // Transaction-scoped advisory lock, keyed by schema so test schemas in one database don't queue
+    // behind each other. A second process waits here, then finds every migration applied.
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtext('agent-gateway-migrate:' || current_schema()))`);
+    await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const applied = new Set((await tx.query<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version));
+    const done: number[] = [];
+    for (const migration of MIGRATIONS) {
+      if (applied.has(migration.version)) continue;
+      for (const statement of migration.statements) await tx.query(statement);
+      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+      done.push(migration.version);
+    }
+    return done;
+  });
+}

@@ -1,0 +1,69 @@
+// The Store port over SQL: one implementation for the embedded (PGlite) and postgres backends.
+import type { Store } from '../port';
+import { sqlAgents } from './agents-repository';
+import { sqlAudit } from './audit-repository';
+import { sqlConversations } from './conversations-repository';
+import type { SqlDatabase } from './database';
+import { sqlGroups } from './groups-repository';
+import { sqlKeys } from './keys-repository';
+import { sqlOrganizations } from './organizations-repository';
+import { sqlResponses } from './responses-repository';
+import { sqlRuns } from './runs-repository';
+import { migrateSql } from './schema';
+import { sqlSettings } from './settings-repository';
+import { sqlSteps } from './steps-repository';
+import { sqlUsage } from './usage-repository';
+import { sqlUsers } from './users-repository';
+
+export function createSqlStore(db: SqlDatabase): Store {
+  let closed: Promise<void> | null = null;
+  return {
+    driver: db.kind,
+    organizations: sqlOrganizations(db),
+    users: sqlUsers(db),
+    groups: sqlGroups(db),
+    keys: sqlKeys(db),
+    agents: sqlAgents(db),
+    runs: sqlRuns(db),
+    steps: sqlSteps(db),
+    conversations: sqlConversations(db),
+    responses: sqlResponses(db),
+    audit: sqlAudit(db),
+    usage: sqlUsage(db),
+    settings: sqlSettings(db),
+    async migrate() {
+      await migrateSql(db);
+    },
+    async ping() {
+      await db.query('SELECT 1');
+    },
+    async prune(before) {
+      return db.transaction(async (tx) => {
+        // Finished runs only: an in-progress run belongs to a worker. A run's conversation goes with it.
+        const [runs] = await tx.query<{ n: number }>(
+          `WITH gone AS (DELETE FROM runs WHERE created_at < $1::timestamptz AND status <> 'in_progress' RETURNING id, conversation_id),
+             verdicts AS (DELETE FROM step_verdicts WHERE run_id IN (SELECT id FROM gone)),
+             conversations_gone AS (
+               DELETE FROM conversations WHERE id IN (SELECT conversation_id FROM gone) AND run_id IN (SELECT id FROM gone) RETURNING id
+             ),
+             items AS (DELETE FROM conversation_items WHERE conversation_id IN (SELECT id FROM conversations_gone))
+           SELECT count(*)::int AS n FROM gone`,
+          [before],
+        );
+        const [responses] = await tx.query<{ n: number }>(
+          `WITH gone AS (DELETE FROM responses WHERE created_at < $1::timestamptz RETURNING id),
+             events AS (DELETE FROM response_events WHERE response_id IN (SELECT id FROM gone))
+           SELECT count(*)::int AS n FROM gone`,
+          [before],
+        );
+        await tx.query('DELETE FROM audit_records WHERE at < $1::timestamptz', [before]);
+        await tx.query('DELETE FROM usage_records WHERE at < $1::timestamptz', [before]);
+        return { runs: runs?.n ?? 0, responses: responses?.n ?? 0 };
+      });
+    },
+    close() {
+      closed ??= db.close();
+      return closed;
+    },
+  };
+}
