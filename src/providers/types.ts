@@ -2,6 +2,7 @@
 // messages) meet providers in the middle: the canonical request is the OpenAI chat-completions body.
 // Each provider folder (providers/<type>/) owns its wire format and translation.
 import type { ModelConfig, ProviderConfig, ProviderType } from '../config/types';
+import type { UpstreamResponse } from './http/transport';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -83,10 +84,32 @@ export interface ResolvedModel {
   provider: Provider;
 }
 
+/**
+ * A client wire format a provider may speak natively: `chat` (OpenAI chat completions), `completions`
+ * (OpenAI legacy completions), `messages` (Anthropic Messages).
+ */
+export type WireOperation = 'chat' | 'completions' | 'messages';
+
+export interface ForwardOptions extends CallOptions {
+  /** The body asks for a stream (the reply is then the upstream's own event stream). */
+  stream: boolean;
+}
+
 export interface Provider {
   readonly name: string;
   readonly type: ProviderType;
   readonly config: ProviderConfig;
+  /**
+   * Pass-through: the client formats this provider speaks natively. For these the route sends the
+   * caller's bytes (model name adjusted, transforms applied) through forward() and relays the reply
+   * bytes untouched; every other format goes through chat()/chatStream() and a translator.
+   */
+  readonly forwards?: readonly WireOperation[];
+  /**
+   * Sends a body already in the provider's wire format for `operation` (its model already the
+   * upstream's) and returns the upstream reply unparsed (2xx only; errors throw GatewayError).
+   */
+  forward?(operation: WireOperation, body: string | Buffer, options: ForwardOptions): Promise<UpstreamResponse>;
   /** Non-streaming chat completion; the request's `model` is replaced by `upstreamModel`. */
   chat(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): Promise<ChatCompletion>;
   /** Streaming chat completion as chat-completion chunks, whatever the wire format. */

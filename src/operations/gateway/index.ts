@@ -1,9 +1,11 @@
 // The model gateway: chat completions, legacy completions, Anthropic-style messages.
-import { pending } from '../pending';
 import type { Handler } from '../types';
+import { createChatCompletion } from './create-chat-completion';
+import { createCompletion } from './create-completion';
+import { createMessage } from './create-message';
 
 export const gatewayHandlers: Readonly<Record<string, Handler>> = {
-  createChatCompletion: pending('createChatCompletion'),
-  createCompletion: pending('createCompletion'),
-  createMessage: pending('createMessage'),
+  createChatCompletion,
+  createCompletion,
+  createMessage,
 };

@@ -1,74 +1,87 @@
-// OpenAI-format upstreams (OpenAI, Azure-style, vLLM, Ollama). Minimal first version: JSON and SSE over
-// fetch. The model-gateway work replaces the transport with pooled, retried, pass-through forwarding.
+// OpenAI-format upstreams (OpenAI, Azure-style, vLLM, Ollama): `baseUrl` + /chat/completions and
+// /completions, the key as a Bearer token, `config.headers` added (Azure `api-key`, `api-version`
+// style extras). The HTTP routes forward the caller's own bytes through forward(); library callers
+// (agent runs, the Responses interface) use chat()/chatStream().
+//
+// Why not http-proxy-middleware here: it pipes one request to one upstream attempt, but this path must
+// retry 429/5xx/connection errors with backoff before the first byte, enforce connect/first-byte/idle
+// timeouts, refuse private addresses (SSRF guard), replace the model name and apply DLP/strip
+// transforms, and read usage from the reply for the audit trail. The shared undici transport does
+// all of that with the same zero-copy piping (Buffers relayed as they arrive), so one code path serves
+// both the proxy and the library calls.
 import type { ProviderConfig } from '../../config/types';
-import { GatewayError } from '../../http/errors';
-import type { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Provider } from '../types';
+import { UpstreamTransport, type UpstreamResponse } from '../http/transport';
+import type {
+  CallOptions,
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  ForwardOptions,
+  Provider,
+  WireOperation,
+} from '../types';
+import { readChatChunks } from './openai-chat-stream';
+
+const PATHS: Readonly<Record<'chat' | 'completions', string>> = {
+  chat: '/chat/completions',
+  completions: '/completions',
+};
 
 export class OpenAiProvider implements Provider {
   readonly type = 'openai' as const;
+  readonly forwards: readonly WireOperation[] = ['chat', 'completions'];
   private readonly baseUrl: string;
+  private readonly transport: UpstreamTransport;
+  /** Built once: every request sends the same upstream headers. */
+  private readonly jsonHeaders: Record<string, string>;
+  private readonly streamHeaders: Record<string, string>;
 
   constructor(
     readonly name: string,
     readonly config: ProviderConfig,
   ) {
     this.baseUrl = (config.baseUrl ?? 'https://api.openai.com/v1').replace(/\/+$/, '');
+    this.transport = new UpstreamTransport(name, config);
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (config.apiKey) headers['authorization'] = `Bearer ${config.apiKey}`;
+    for (const [key, value] of Object.entries(config.headers ?? {})) headers[key.toLowerCase()] = value;
+    this.jsonHeaders = { ...headers, accept: 'application/json' };
+    this.streamHeaders = { ...headers, accept: 'text/event-stream' };
   }
 
-  private headers(): Record<string, string> {
-    const headers: Record<string, string> = { 'content-type': 'application/json', ...(this.config.headers ?? {}) };
-    if (this.config.apiKey) headers['authorization'] = `Bearer ${this.config.apiKey}`;
-    return headers;
+  private url(path: string): string {
+    // Azure-style deployments carry `?api-version=` in the base URL: keep the query after the path.
+    const query = this.baseUrl.indexOf('?');
+    return query < 0 ? this.baseUrl + path : this.baseUrl.slice(0, query) + path + this.baseUrl.slice(query);
   }
 
-  private async post(body: unknown, options: CallOptions): Promise<Response> {
-    const init: RequestInit = { method: 'POST', headers: this.headers(), body: JSON.stringify(body) };
-    if (options.signal) init.signal = options.signal;
-    let response: Response;
-    try {
-      response = await fetch(`${this.baseUrl}/chat/completions`, init);
-    } catch (err) {
-      throw new GatewayError('upstream_error', `Upstream provider ${this.name} is unreachable.`, { cause: err });
+  forward(operation: WireOperation, body: string | Buffer, options: ForwardOptions): Promise<UpstreamResponse> {
+    if (operation === 'messages') {
+      return Promise.reject(new Error(`provider ${this.name} does not speak the ${operation} format`));
     }
-    if (!response.ok) {
-      const text = await response.text().catch(() => '');
-      let message = `Upstream provider ${this.name} answered ${response.status}.`;
-      try {
-        const parsed = JSON.parse(text) as { error?: { message?: string } };
-        if (parsed.error?.message) message = parsed.error.message;
-      } catch {
-        // not JSON: keep the generic message
-      }
-      throw new GatewayError('upstream_error', message, { status: response.status >= 400 ? response.status : 502 });
-    }
-    return response;
+    return this.transport.send({
+      url: this.url(PATHS[operation]),
+      headers: options.stream ? this.streamHeaders : this.jsonHeaders,
+      body,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
   }
 
   async chat(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): Promise<ChatCompletion> {
-    const response = await this.post({ ...request, model: upstreamModel, stream: false }, options);
+    const { stream: _stream, ...rest } = request;
+    const response = await this.forward('chat', JSON.stringify({ ...rest, model: upstreamModel }), { ...options, stream: false });
     return (await response.json()) as ChatCompletion;
   }
 
   async *chatStream(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): AsyncIterable<ChatCompletionChunk> {
-    const response = await this.post({ ...request, model: upstreamModel, stream: true }, options);
-    if (!response.body) return;
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const bytes of response.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(bytes, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const event = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        for (const line of event.split('\n')) {
-          if (!line.startsWith('data:')) continue;
-          const data = line.slice(5).trim();
-          if (data === '[DONE]') return;
-          yield JSON.parse(data) as ChatCompletionChunk;
-        }
-      }
-    }
+    // A library call's body is ours to shape: ask for the usage chunk so streamed calls are metered.
+    const body: ChatCompletionRequest = { ...request, model: upstreamModel, stream: true };
+    if (body['stream_options'] === undefined) body['stream_options'] = { include_usage: true };
+    const response = await this.forward('chat', JSON.stringify(body), { ...options, stream: true });
+    yield* readChatChunks(response.body, this.name);
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    await this.transport.close();
+  }
 }

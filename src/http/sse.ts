@@ -1,0 +1,124 @@
+// Server-Sent Events to the client (WHATWG HTML §9.2): headers flushed at once, every event written the
+// moment it exists (no batching, no delay), a `: keep-alive` comment after a long silence so proxies
+// and clients do not time an idle stream out, backpressure honoured (a slow client slows the relay
+// instead of buffering a whole answer in memory), and an error event that always starts on an event
+// boundary so a stream cut mid-event still ends in a parsable error.
+import type { ServerResponse } from 'node:http';
+
+export const SSE_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  // nginx and similar proxies buffer responses unless told not to.
+  'x-accel-buffering': 'no',
+};
+
+export const HEARTBEAT_MS = 15_000;
+const HEARTBEAT = Buffer.from(': keep-alive\n\n');
+const DONE = Buffer.from('data: [DONE]\n\n');
+
+export interface SseWriterOptions {
+  /** Silence after which a comment line is sent (default 15 s). */
+  heartbeatMs?: number;
+  /** Extra response headers. */
+  headers?: Record<string, string>;
+}
+
+export class SseWriter {
+  private readonly heartbeatMs: number;
+  private lastWrite = 0;
+  private timer: NodeJS.Timeout | null = null;
+  /** False while the last bytes written ended inside an event (relayed upstream bytes). */
+  private boundary = true;
+  private closed = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    options: SseWriterOptions = {},
+  ) {
+    this.heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
+    res.writeHead(200, { ...SSE_HEADERS, ...(options.headers ?? {}) });
+    res.flushHeaders();
+    this.lastWrite = Date.now();
+    this.schedule(this.heartbeatMs);
+    res.once('close', () => this.stop());
+  }
+
+  /** True while the client is still there. */
+  get open(): boolean {
+    return !this.closed && !this.res.destroyed && !this.res.writableEnded;
+  }
+
+  private schedule(ms: number): void {
+    this.timer = setTimeout(() => this.beat(), ms);
+    this.timer.unref();
+  }
+
+  private beat(): void {
+    if (!this.open) return;
+    const idle = Date.now() - this.lastWrite;
+    // Only between events: a comment inside a half-relayed line would corrupt it.
+    if (idle >= this.heartbeatMs && this.boundary) {
+      this.res.write(HEARTBEAT);
+      this.lastWrite = Date.now();
+      this.schedule(this.heartbeatMs);
+    } else {
+      this.schedule(Math.max(10, this.heartbeatMs - idle));
+    }
+  }
+
+  private stop(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /**
+   * Writes bytes as they are (relay of an upstream's own SSE). Returns a promise only when the client
+   * is slower than the upstream (backpressure), so the common path allocates nothing.
+   */
+  write(bytes: Buffer | string): Promise<void> | undefined {
+    if (!this.open) return undefined;
+    this.lastWrite = Date.now();
+    const length = bytes.length;
+    if (length > 0) {
+      const last = typeof bytes === 'string' ? bytes.charCodeAt(length - 1) : bytes[length - 1];
+      this.boundary = last === 10;
+    }
+    if (this.res.write(bytes)) return undefined;
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.res.off('drain', done);
+        this.res.off('close', done);
+        resolve();
+      };
+      this.res.on('drain', done);
+      this.res.on('close', done);
+    });
+  }
+
+  /** One event: `event:` line (when named), `id:` line (when given), one `data:` line per line of data. */
+  event(data: string, event?: string, id?: string | number): Promise<void> | undefined {
+    let frame = '';
+    if (event !== undefined) frame += `event: ${event}\n`;
+    if (id !== undefined) frame += `id: ${id}\n`;
+    frame += data.includes('\n') ? `data: ${data.split('\n').join('\ndata: ')}\n\n` : `data: ${data}\n\n`;
+    return this.write(frame);
+  }
+
+  /** The chat-completions terminator. */
+  done(): Promise<void> | undefined {
+    return this.write(DONE);
+  }
+
+  /** Ends a stream with an error event; starts a fresh event when the relay stopped mid-event. */
+  fail(data: string, event?: string): void {
+    if (!this.open) return;
+    if (!this.boundary) this.write('\n\n');
+    void this.event(data, event);
+  }
+
+  end(): void {
+    this.stop();
+    if (!this.res.writableEnded) this.res.end();
+  }
+}

@@ -1,0 +1,68 @@
+// POST /v1/chat/completions (spec: chat message table, field table, rules 1-5). Thin: validate the
+// rules the route owns, resolve the model for the caller's organization, then either forward the
+// caller's bytes (OpenAI-format providers: pass-through) or call the provider through the canonical
+// chat format (translated providers, demo), as JSON or as SSE.
+import { validateChatRequest } from '../../formats/chat/validate-chat-request';
+import { redactChatMessages } from '../../formats/chat/redact-chat-messages';
+import type { RequestContext } from '../../pipeline/context';
+import type { ChatCompletionRequest, ChatMessage } from '../../providers/types';
+import type { Handler } from '../types';
+import { orgOf } from './principal';
+import { chatStreamError, relayJson, relaySse } from './relay';
+import { streamChatChunks } from './stream-chunks';
+import { passThroughBody, transformedCopy, type BodyEdit } from './upstream-body';
+import { UpstreamCall } from './upstream-call';
+
+/** DLP on message text, when the organization's policy is on (null otherwise: nothing to edit). */
+export function dlpEdit(ctx: RequestContext): BodyEdit | null {
+  const redactor = ctx.dlp;
+  if (!redactor) return null;
+  return (copy) => {
+    const messages = copy['messages'];
+    if (!Array.isArray(messages)) return false;
+    const redacted = redactChatMessages(messages as ChatMessage[], redactor);
+    if (!redacted) return false;
+    copy['messages'] = redacted;
+    return true;
+  };
+}
+
+/** The canonical request for chat()/chatStream(): transforms and DLP applied, `stream` consumed. */
+export function canonicalChatRequest(ctx: RequestContext, request: ChatCompletionRequest): ChatCompletionRequest {
+  const { copy } = transformedCopy(ctx, request, dlpEdit(ctx));
+  delete copy['stream'];
+  return copy as ChatCompletionRequest;
+}
+
+export const createChatCompletion: Handler = async (ctx, services) => {
+  const request = validateChatRequest(ctx.body);
+  const resolved = services.models.resolve(orgOf(ctx), request.model);
+  const stream = request.stream === true;
+  const { provider, upstreamModel } = resolved;
+  const call = new UpstreamCall(ctx, services, resolved);
+  const options = { signal: ctx.signal, requestId: ctx.requestId };
+
+  if (provider.forward && provider.forwards?.includes('chat')) {
+    const body = passThroughBody(ctx, request, request.model, upstreamModel, dlpEdit(ctx));
+    let response;
+    try {
+      response = await provider.forward('chat', body, { ...options, stream });
+    } catch (err) {
+      call.fail(err);
+      throw err;
+    }
+    return stream ? relaySse(ctx, response, call, chatStreamError) : relayJson(response, call);
+  }
+
+  const canonical = canonicalChatRequest(ctx, request);
+  if (stream) return streamChatChunks(ctx, provider.chatStream(canonical, upstreamModel, options), call);
+  try {
+    const completion = await provider.chat(canonical, upstreamModel, options);
+    call.usage(completion.usage?.prompt_tokens ?? 0, completion.usage?.completion_tokens ?? 0);
+    call.finish('ok');
+    return { status: 200, body: completion };
+  } catch (err) {
+    call.fail(err);
+    throw err;
+  }
+};

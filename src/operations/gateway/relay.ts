@@ -1,0 +1,74 @@
+// Relays an upstream reply in the provider's own wire format to the client without parsing or
+// re-serialising it: a JSON reply as one buffer (its usage peeked from the bytes), a stream event by
+// event as it arrives (usage peeked from the tail). A failure after the first streamed byte ends the
+// stream with an error event in the client format instead of a hang or a silent truncation.
+import type { RequestContext } from '../../pipeline/context';
+import type { UpstreamResponse } from '../../providers/http/transport';
+import { peekUsage, UsageTail } from '../../formats/chat/peek-usage';
+import { toGatewayError, type GatewayError } from '../../http/errors';
+import { SseWriter } from '../../http/sse';
+import type { Reply } from '../types';
+import { EventAligner } from './event-aligner';
+import type { UpstreamCall } from './upstream-call';
+
+function contentType(response: UpstreamResponse, fallback: string): string {
+  const value = response.headers['content-type'];
+  return (Array.isArray(value) ? value[0] : value) ?? fallback;
+}
+
+/** A JSON reply relayed as the upstream's bytes. */
+export async function relayJson(response: UpstreamResponse, call: UpstreamCall): Promise<Reply> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of response.body) {
+      parts.push(chunk);
+      size += chunk.length;
+    }
+  } catch (err) {
+    call.fail(err);
+    throw err;
+  }
+  const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
+  const usage = peekUsage(bytes);
+  call.usage(usage?.promptTokens ?? 0, usage?.completionTokens ?? 0);
+  call.finish('ok');
+  return { status: 200, raw: { contentType: contentType(response, 'application/json'), data: bytes } };
+}
+
+/** How a stream failure is written in the client's format (chat: `data: {"error":...}`). */
+export type StreamErrorWriter = (sse: SseWriter, err: GatewayError) => void;
+
+export const chatStreamError: StreamErrorWriter = (sse, err) => {
+  sse.fail(JSON.stringify({ error: { message: err.message, type: err.type, code: err.wireCode ?? 'stream_error', param: null } }));
+};
+
+/** An SSE reply relayed event by event as the upstream's bytes. */
+export async function relaySse(ctx: RequestContext, response: UpstreamResponse, call: UpstreamCall, writeError: StreamErrorWriter): Promise<undefined> {
+  const sse = new SseWriter(ctx.res);
+  const aligner = new EventAligner();
+  const tail = new UsageTail();
+  try {
+    for await (const chunk of response.body) {
+      tail.push(chunk);
+      const ready = aligner.push(chunk);
+      if (ready.length > 0) {
+        const pending = sse.write(ready);
+        if (pending) await pending;
+      }
+      if (!sse.open) break; // client gone: leaving the loop releases the upstream connection
+    }
+    const rest = aligner.rest();
+    if (rest && sse.open) sse.write(rest);
+    if (ctx.signal.aborted || !sse.open) call.finish('aborted');
+    else call.finish('ok');
+  } catch (err) {
+    call.fail(err);
+    if (!ctx.signal.aborted) writeError(sse, toGatewayError(err));
+  } finally {
+    const usage = tail.usage();
+    call.usage(usage?.promptTokens ?? 0, usage?.completionTokens ?? 0);
+    sse.end();
+  }
+  return undefined;
+}

@@ -1,0 +1,44 @@
+// Bookkeeping of one upstream call made on behalf of a request: its duration in
+// agw_upstream_request_duration_seconds{provider,model,outcome} and its token usage in ctx.usage (the
+// audit plugin turns those into usage records and token metrics per organization, user, key, model).
+import { isGatewayError } from '../../http/errors';
+import type { RequestContext } from '../../pipeline/context';
+import type { ResolvedModel } from '../../providers/types';
+import type { AppServices } from '../../services';
+
+export type UpstreamOutcome = 'ok' | 'error' | 'timeout' | 'aborted';
+
+export function outcomeOf(err: unknown, signal: AbortSignal): UpstreamOutcome {
+  if (signal.aborted) return 'aborted';
+  if (isGatewayError(err) && err.code === 'upstream_timeout') return 'timeout';
+  return 'error';
+}
+
+export class UpstreamCall {
+  private readonly started = process.hrtime.bigint();
+  private finished = false;
+  private usageRecorded = false;
+
+  constructor(
+    private readonly ctx: RequestContext,
+    private readonly services: AppServices,
+    private readonly resolved: ResolvedModel,
+  ) {}
+
+  usage(promptTokens: number, completionTokens: number): void {
+    if (this.usageRecorded) return;
+    this.usageRecorded = true;
+    this.ctx.usage.push({ model: this.resolved.model.id, promptTokens, completionTokens });
+  }
+
+  finish(outcome: UpstreamOutcome): void {
+    if (this.finished) return;
+    this.finished = true;
+    const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
+    this.services.metrics.upstreamDuration.labels(this.resolved.provider.name, this.resolved.model.id, outcome).observe(seconds);
+  }
+
+  fail(err: unknown): void {
+    this.finish(outcomeOf(err, this.ctx.signal));
+  }
+}
