@@ -3,11 +3,15 @@
 // The CLI, the server, the worker and the tests all go through here, so they agree on the stored state.
 import type { Logger } from 'winston';
 import type { GatewayConfig } from './config/types';
+import { syncAgents } from './agents/sync';
 import { syncIdentity, type IdentitySyncResult } from './identity/sync';
 import type { Store } from './store/port';
 
 export type ConfiguredStateResult = IdentitySyncResult;
 
 export async function syncConfiguredState(config: GatewayConfig, store: Store, logger: Logger, now = new Date()): Promise<ConfiguredStateResult> {
-  return syncIdentity(config, store, logger, now);
+  const identity = await syncIdentity(config, store, logger, now);
+  // Agents after identities: an agent's creator name comes from its user.
+  await syncAgents(config, store, logger, now);
+  return identity;
 }
