@@ -1,0 +1,48 @@
+// The provider shared by the three hostings: canonical request → Messages body → the hosting's HTTP
+// request over the shared transport → reply or event stream → ChatCompletion or chunks.
+import type { ProviderConfig, ProviderType } from '../../config/types';
+import { GatewayError } from '../../http/errors';
+import { UpstreamTransport } from '../http/transport';
+import type { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Provider } from '../types';
+import type { AnthropicHosting } from './anthropic-hosting';
+import { anthropicResponseToCompletion } from './anthropic-response-to-completion';
+import { anthropicStreamToChunks } from './anthropic-stream-to-chunks';
+import type { AnthropicMessage } from './anthropic-wire-types';
+import { convertToAnthropicMessages } from './convert-to-anthropic-messages';
+import { anthropicErrorMapper } from './map-anthropic-error';
+
+export class AnthropicFamilyProvider implements Provider {
+  private readonly transport: UpstreamTransport;
+
+  constructor(
+    readonly name: string,
+    readonly type: Extract<ProviderType, 'anthropic' | 'bedrock-anthropic' | 'vertex-anthropic'>,
+    readonly config: ProviderConfig,
+    private readonly hosting: AnthropicHosting,
+  ) {
+    this.transport = new UpstreamTransport(name, config, { mapError: anthropicErrorMapper(name) });
+  }
+
+  async chat(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): Promise<ChatCompletion> {
+    const plan = convertToAnthropicMessages(request);
+    const upstream = await this.hosting.prepare(plan.body, upstreamModel, false, options.signal);
+    const response = await this.transport.send(options.signal ? { ...upstream, signal: options.signal } : upstream);
+    const message = (await response.json()) as AnthropicMessage;
+    if (typeof message !== 'object' || message === null || !Array.isArray(message.content)) {
+      throw new GatewayError('upstream_error', `Upstream provider ${this.name} sent a reply that is not an Anthropic message.`);
+    }
+    return anthropicResponseToCompletion(message, { model: request.model, jsonTool: plan.jsonTool });
+  }
+
+  async *chatStream(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): AsyncIterable<ChatCompletionChunk> {
+    const plan = convertToAnthropicMessages(request);
+    const upstream = await this.hosting.prepare(plan.body, upstreamModel, true, options.signal);
+    const response = await this.transport.send(options.signal ? { ...upstream, signal: options.signal } : upstream);
+    yield* anthropicStreamToChunks(this.hosting.events(response.body), { model: request.model, jsonTool: plan.jsonTool });
+  }
+
+  async close(): Promise<void> {
+    await this.transport.close();
+    await this.hosting.close?.();
+  }
+}

@@ -1,0 +1,12 @@
+// What differs between the three hostings of the Anthropic family (the Messages body and the event
+// stream are the same): where the request goes, how it authenticates, and how a streamed reply is framed.
+import type { UpstreamRequest } from '../http/transport';
+import type { AnthropicMessagesBody, AnthropicStreamEvent } from './anthropic-wire-types';
+
+export interface AnthropicHosting {
+  /** The HTTP request for a Messages body (the body is the hosting's own copy: it may add fields). */
+  prepare(body: AnthropicMessagesBody, upstreamModel: string, stream: boolean, signal: AbortSignal | undefined): Promise<UpstreamRequest>;
+  /** A successful streamed reply's bytes → Anthropic stream events. */
+  events(body: AsyncIterable<Buffer>): AsyncIterable<AnthropicStreamEvent>;
+  close?(): Promise<void>;
+}
