@@ -1,6 +1,7 @@
 // One line per provider type: adding a provider is a folder plus a line here.
 import type { ProviderConfig } from '../config/types';
 import { GatewayError } from '../http/errors';
+import { createAnthropicProvider } from './anthropic/anthropic-provider';
 import { DemoProvider } from './demo/demo-provider';
 import { GeminiProvider } from './gemini/gemini-provider';
 import { OpenAiProvider } from './openai/openai-provider';
@@ -15,6 +16,7 @@ export function createProvider(name: string, config: ProviderConfig): Provider {
     case 'openai':
       return new OpenAiProvider(name, config);
     case 'anthropic':
+      return createAnthropicProvider(name, config);
     case 'bedrock-anthropic':
     case 'vertex-anthropic':
       throw new GatewayError('not_implemented', `provider type ${config.type} (providers.${name}) is not available yet`);
