@@ -1,0 +1,152 @@
+import assert from 'node:assert/strict';
+import { GatewayError } from '../../src/http/errors';
+import { isPrivateAddress } from '../../src/providers/http/ssrf-guard';
+import { retryAfterMs, UpstreamTransport } from '../../src/providers/http/transport';
+import type { ProviderConfig } from '../../src/config/types';
+import { chatStreamEvents, startFakeOpenAiUpstream, type FakeOpenAiUpstream } from '../fixtures/upstreams/openai-upstream';
+
+function config(patch: Partial<ProviderConfig> = {}): ProviderConfig {
+  return { type: 'openai', allowPrivateNetwork: true, retries: { max: 2, baseDelayMs: 10, maxDelayMs: 2000 }, ...patch };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<GatewayError> {
+  try {
+    await promise;
+  } catch (err) {
+    assert.ok(err instanceof GatewayError, `expected a GatewayError, got ${String(err)}`);
+    return err;
+  }
+  assert.fail('expected a rejection');
+}
+
+describe('upstream transport', () => {
+  let upstream: FakeOpenAiUpstream;
+  const transports: UpstreamTransport[] = [];
+  const make = (patch: Partial<ProviderConfig> = {}): UpstreamTransport => {
+    const transport = new UpstreamTransport('fake', config(patch));
+    transports.push(transport);
+    return transport;
+  };
+  const post = (transport: UpstreamTransport, signal?: AbortSignal) =>
+    transport.send({ url: `${upstream.baseUrl}/chat/completions`, headers: { 'content-type': 'application/json' }, body: '{"model":"m","messages":[]}', ...(signal ? { signal } : {}) });
+
+  beforeEach(async () => {
+    upstream = await startFakeOpenAiUpstream();
+  });
+  afterEach(async () => {
+    await Promise.all(transports.splice(0).map((t) => t.close()));
+    await upstream.close();
+  });
+
+  it('retries 5xx with backoff and succeeds, replaying the same body', async () => {
+    upstream.script({ kind: 'json', status: 503, body: { error: { message: 'overloaded' } } }, { kind: 'json', status: 500, body: {} });
+    const response = await post(make());
+    assert.equal(response.status, 200);
+    assert.equal(response.attempts, 3);
+    assert.equal(upstream.requests.length, 3);
+    assert.ok(upstream.requests.every((r) => r.raw.toString() === '{"model":"m","messages":[]}'));
+  });
+
+  it('honours Retry-After (seconds) on 429 before retrying', async () => {
+    upstream.script({ kind: 'json', status: 429, body: { error: { message: 'slow down' } }, headers: { 'retry-after': '1' } });
+    const started = Date.now();
+    const response = await post(make());
+    const elapsed = Date.now() - started;
+    assert.equal(response.status, 200);
+    assert.equal(upstream.requests.length, 2);
+    assert.ok(elapsed >= 950, `waited only ${elapsed} ms`);
+  });
+
+  it('gives a Retry-After longer than maxDelayMs back to the caller with its status and header', async () => {
+    upstream.script({ kind: 'json', status: 429, body: { error: { message: 'Rate limit reached', type: 'requests' } }, headers: { 'retry-after': '30' } });
+    const err = await rejection(post(make()));
+    assert.equal(upstream.requests.length, 1);
+    assert.equal(err.status, 429);
+    assert.equal(err.code, 'upstream_error');
+    assert.equal(err.message, 'Rate limit reached');
+    assert.equal(err.headers['retry-after'], '30');
+  });
+
+  it('stops after retries.max retries and surfaces the upstream status and message', async () => {
+    for (let i = 0; i < 3; i += 1) upstream.script({ kind: 'json', status: 502, body: { error: { message: `bad gateway ${i}` } } });
+    const err = await rejection(post(make()));
+    assert.equal(upstream.requests.length, 3);
+    assert.equal(err.status, 502);
+    assert.equal(err.message, 'bad gateway 2');
+  });
+
+  it('does not retry a 4xx answer', async () => {
+    upstream.script({ kind: 'json', status: 400, body: { error: { message: 'bad temperature', type: 'invalid_request_error' } } });
+    const err = await rejection(post(make()));
+    assert.equal(upstream.requests.length, 1);
+    assert.equal(err.status, 400);
+    assert.equal(err.type, 'invalid_request_error');
+  });
+
+  it('retries a connection dropped before any response', async () => {
+    upstream.script({ kind: 'drop' });
+    const response = await post(make());
+    assert.equal(response.status, 200);
+    assert.equal(upstream.requests.length, 2);
+  });
+
+  it('never retries once the reply started: a stream cut mid-way throws from the body', async () => {
+    upstream.script({ kind: 'sse', chunks: chatStreamEvents('m', ['a', 'b']), failAfter: 2, gapMs: 20 });
+    const response = await post(make());
+    const seen: string[] = [];
+    await assert.rejects(
+      (async () => {
+        for await (const chunk of response.body) seen.push(chunk.toString());
+      })(),
+      (err: unknown) => err instanceof GatewayError && err.code === 'upstream_error',
+    );
+    assert.ok(seen.length > 0);
+    assert.equal(upstream.requests.length, 1);
+  });
+
+  it('times out a slow first byte without retrying', async () => {
+    upstream.script({ kind: 'hang' });
+    const err = await rejection(post(make({ timeouts: { firstByteMs: 150 } })));
+    assert.equal(err.code, 'upstream_timeout');
+    assert.equal(err.status, 504);
+    assert.equal(upstream.requests.length, 1);
+  });
+
+  it('times out an idle reply body', async () => {
+    upstream.script({ kind: 'stall-after-headers' });
+    const response = await post(make({ timeouts: { idleMs: 150 } }));
+    await assert.rejects(response.text(), (err: unknown) => err instanceof GatewayError && err.code === 'upstream_timeout');
+  });
+
+  it('aborts the upstream call when the signal fires', async () => {
+    upstream.script({ kind: 'hang' });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    await assert.rejects(post(make(), controller.signal));
+    await upstream.waitForAborts(1);
+    assert.equal(upstream.requests.length, 1);
+  });
+
+  it('SSRF guard: refuses loopback targets (IP literal and names) without allowPrivateNetwork', async () => {
+    const guarded = make({ allowPrivateNetwork: false });
+    const literal = await rejection(post(guarded));
+    assert.match(literal.message, /private or loopback address \(127\.0\.0\.1\).*allowPrivateNetwork/);
+    const byName = await rejection(guarded.send({ url: `${upstream.baseUrl.replace('127.0.0.1', 'localhost')}/chat/completions`, headers: {}, body: '{}' }));
+    assert.match(byName.message, /private or loopback address/);
+    assert.equal(upstream.requests.length, 0);
+  });
+
+  it('classifies private, link-local and mapped addresses', () => {
+    for (const address of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1']) {
+      assert.equal(isPrivateAddress(address), true, address);
+    }
+    for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '172.32.0.1']) assert.equal(isPrivateAddress(address), false, address);
+  });
+
+  it('parses Retry-After as seconds, HTTP date and retry-after-ms', () => {
+    assert.equal(retryAfterMs({ 'retry-after': '2' }), 2000);
+    assert.equal(retryAfterMs({ 'retry-after-ms': '250' }), 250);
+    assert.equal(retryAfterMs({ 'retry-after': new Date(10_000).toUTCString() }, 4_000), 6000);
+    assert.equal(retryAfterMs({}), null);
+  });
+});
