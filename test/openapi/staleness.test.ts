@@ -1,0 +1,46 @@
+// src/generated/* (and the plugins section of config/gateway.schema.json) must be what the generator
+// produces from the current document: `openapi/generate.ts --check` exits 0, and reports a stale file.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { buildArtifacts } from '../../openapi/build-artifacts';
+import { staleArtifacts, writeArtifacts } from '../../openapi/generate';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+describe('generated artifacts', function () {
+  this.timeout(60_000);
+
+  it('are up to date (openapi/generate.ts --check exits 0)', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'openapi/generate.ts', '--check'], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+  });
+
+  it('are reported stale when a generated file differs', async () => {
+    const artifacts = await buildArtifacts(ROOT);
+    assert.deepEqual(Object.keys(artifacts).sort(), [
+      'config/gateway.schema.json',
+      'src/generated/body-validators.js',
+      'src/generated/openapi.json',
+      'src/generated/param-validators.js',
+      'src/generated/routes.ts',
+    ]);
+    const dir = await mkdtemp(path.join(tmpdir(), 'agw-generated-'));
+    try {
+      assert.equal((await staleArtifacts(dir, artifacts)).length, 5, 'missing files are stale');
+      await writeArtifacts(dir, artifacts, Object.keys(artifacts));
+      assert.deepEqual(await staleArtifacts(dir, artifacts), []);
+      await writeFile(path.join(dir, 'src/generated/routes.ts'), `${artifacts['src/generated/routes.ts']}// edited by hand\n`);
+      assert.deepEqual(await staleArtifacts(dir, artifacts), ['src/generated/routes.ts']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('are deterministic (two builds are identical)', async () => {
+    const [a, b] = await Promise.all([buildArtifacts(ROOT), buildArtifacts(ROOT)]);
+    assert.deepEqual(a, b);
+  });
+});

@@ -1,0 +1,169 @@
+// The generated validators (AJV standalone code from the document) accept valid traffic, pass unknown
+// fields through where the spec says so, and reject invalid requests with a message naming the field.
+import assert from 'node:assert/strict';
+import { validationError, type GeneratedValidator } from '../../src/http/validation';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const bodies = require('../../src/generated/body-validators.js') as Record<string, GeneratedValidator>;
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const params = require('../../src/generated/param-validators.js') as Record<string, GeneratedValidator>;
+
+function check(table: Record<string, GeneratedValidator>, name: string, data: unknown, where: 'body' | 'query' | 'path' = 'body') {
+  const validate = table[name];
+  assert.ok(validate, `validator ${name} exists`);
+  if (validate(data)) return null;
+  const err = validationError(where, validate.errors);
+  return { message: err.message, param: err.param ?? null, status: err.status };
+}
+
+function rejects(table: Record<string, GeneratedValidator>, name: string, data: unknown, param: string, where: 'body' | 'query' | 'path' = 'body') {
+  const result = check(table, name, data, where);
+  assert.ok(result, `${name} rejects ${JSON.stringify(data)}`);
+  assert.equal(result.status, 400);
+  assert.equal(result.param, param, result.message);
+  assert.ok(result.message.includes(`'${param}'`), result.message);
+}
+
+const accepts = (table: Record<string, GeneratedValidator>, name: string, data: unknown) => assert.equal(check(table, name, data), null);
+
+describe('generated request validation', () => {
+  describe('POST /v1/agents/runs', () => {
+    it('accepts agentId with or without inputs', () => {
+      accepts(bodies, 'createRun_body', { agentId: '0b6c7f6e-3f55-4c1b-8a3c-0b1d2e3f4a5b' });
+      accepts(bodies, 'createRun_body', { agentId: 'a', inputs: [{ name: 'topic', value: 'x' }] });
+    });
+    it('names agentId when missing and the malformed input entry', () => {
+      rejects(bodies, 'createRun_body', { inputs: {} }, 'agentId');
+      rejects(bodies, 'createRun_body', { agentId: 'a', inputs: [{ name: 'topic' }] }, 'inputs[0].value');
+      rejects(bodies, 'createRun_body', { agentId: 'a', inputs: [{ name: 'topic', value: 3 }] }, 'inputs[0].value');
+      rejects(bodies, 'createRun_body', { agentId: 'a', inputs: 'topic=x' }, 'inputs');
+    });
+    it('rejects unknown top-level fields (a malformed body is a 400)', () => {
+      rejects(bodies, 'createRun_body', { agentId: 'a', agent: 'b' }, 'agent');
+    });
+  });
+
+  describe('POST /v1/chat/completions', () => {
+    const base = { model: 'demo', messages: [{ role: 'user', content: 'hi' }] };
+    it('passes unknown fields and multimodal content through', () => {
+      accepts(bodies, 'createChatCompletion_body', {
+        ...base,
+        some_future_field: { nested: true },
+        messages: [
+          { role: 'developer', content: 'be brief' },
+          { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }] },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+          { role: 'tool', tool_call_id: 'c1', content: '42' },
+        ],
+        tool_choice: { type: 'function', function: { name: 'f' } },
+        response_format: { type: 'json_schema', json_schema: { name: 's', schema: {} } },
+        stop: ['\n'],
+        logprobs: true,
+      });
+    });
+    it('names messages when empty or not an array', () => {
+      rejects(bodies, 'createChatCompletion_body', { model: 'demo', messages: [] }, 'messages');
+      rejects(bodies, 'createChatCompletion_body', { model: 'demo', messages: 'hi' }, 'messages');
+      rejects(bodies, 'createChatCompletion_body', { messages: base.messages }, 'model');
+    });
+    it('checks roles and requires tool_call_id on tool messages', () => {
+      rejects(bodies, 'createChatCompletion_body', { model: 'demo', messages: [{ role: 'robot', content: 'x' }] }, 'messages[0].role');
+      rejects(bodies, 'createChatCompletion_body', { model: 'demo', messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].tool_call_id');
+    });
+    it('refuses the svc opt-in block, naming it', () => {
+      rejects(bodies, 'createChatCompletion_body', { ...base, svc: { system_prompt: 'agent_default' } }, 'svc');
+    });
+    it('types the listed optional fields', () => {
+      rejects(bodies, 'createChatCompletion_body', { ...base, stream: 'yes' }, 'stream');
+      rejects(bodies, 'createChatCompletion_body', { ...base, max_tokens: 1.5 }, 'max_tokens');
+      rejects(bodies, 'createChatCompletion_body', { ...base, tool_choice: 'sometimes' }, 'tool_choice');
+    });
+  });
+
+  describe('POST /v1/completions and POST /v1/messages', () => {
+    it('accepts the legacy completion shape and requires a prompt', () => {
+      accepts(bodies, 'createCompletion_body', { model: 'demo', prompt: ['a', 'b'], max_tokens: 5, extra: 1 });
+      rejects(bodies, 'createCompletion_body', { model: 'demo' }, 'prompt');
+    });
+    it('accepts an Anthropic request with blocks, tools and unknown fields', () => {
+      accepts(bodies, 'createMessage_body', {
+        model: 'claude',
+        max_tokens: 100,
+        system: [{ type: 'text', text: 'be brief' }],
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: {} }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'ok' }] },
+        ],
+        tools: [{ name: 'f', input_schema: { type: 'object' } }],
+        tool_choice: { type: 'auto' },
+        container: 'x',
+      });
+    });
+    it('names max_tokens, a bad role and the svc block', () => {
+      const messages = [{ role: 'user', content: 'hi' }];
+      rejects(bodies, 'createMessage_body', { model: 'claude', messages }, 'max_tokens');
+      rejects(bodies, 'createMessage_body', { model: 'claude', max_tokens: 1, messages: [{ role: 'system', content: 'x' }] }, 'messages[0].role');
+      rejects(bodies, 'createMessage_body', { model: 'claude', max_tokens: 1, messages, svc: {} }, 'svc');
+    });
+  });
+
+  describe('POST /v1/responses', () => {
+    it('accepts string input, item arrays, unknown item types and the svc block', () => {
+      accepts(bodies, 'createResponse_body', { model: 'demo', input: 'hi', svc: { system_prompt: 'agent_default' }, tools: [{ type: 'svc_tools' }] });
+      accepts(bodies, 'createResponse_body', {
+        model: 'agent/0b6c7f6e-3f55-4c1b-8a3c-0b1d2e3f4a5b',
+        input: [
+          { role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
+          { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'c', output: 'ok' },
+          { type: 'item_reference', id: 'msg_1' },
+        ],
+        future: true,
+      });
+    });
+    it('names the missing field of a function_call item and a bad svc value', () => {
+      rejects(bodies, 'createResponse_body', { model: 'demo', input: [{ type: 'function_call', call_id: 'c', arguments: '{}' }] }, 'input[0].name');
+      rejects(bodies, 'createResponse_body', { model: 'demo', input: 'hi', svc: { system_prompt: 'always' } }, 'svc.system_prompt');
+      rejects(bodies, 'createResponse_body', { model: 'demo', input: 'hi', svc: { tools: true } }, 'svc.tools');
+      rejects(bodies, 'createResponse_body', { model: 'demo' }, 'input');
+    });
+  });
+
+  describe('path and query parameters', () => {
+    it('requires UUIDs for agentId and runId', () => {
+      rejects(params, 'getAgent_params', { agentId: 'not-a-uuid' }, 'agentId', 'path');
+      rejects(params, 'getRun_params', { runId: '123' }, 'runId', 'path');
+      assert.equal(check(params, 'getRun_params', { runId: '0b6c7f6e-3f55-4c1b-8a3c-0b1d2e3f4a5b' }, 'path'), null);
+    });
+    it('coerces and bounds getAgent limit and checks the dates, without defaulting limit', () => {
+      const query: Record<string, unknown> = { startDate: '2024-01-01T00:00:00Z' };
+      assert.equal(check(params, 'getAgent_query', query, 'query'), null);
+      assert.deepEqual(query, { startDate: '2024-01-01T00:00:00Z' }, 'no default: its presence selects the paginated path');
+      const limited: Record<string, unknown> = { limit: '7' };
+      assert.equal(check(params, 'getAgent_query', limited, 'query'), null);
+      assert.equal(limited['limit'], 7);
+      rejects(params, 'getAgent_query', { limit: '0' }, 'limit', 'query');
+      rejects(params, 'getAgent_query', { limit: '101' }, 'limit', 'query');
+      rejects(params, 'getAgent_query', { endDate: 'yesterday' }, 'endDate', 'query');
+    });
+    it('defaults and bounds the conversation items and audit queries', () => {
+      const items: Record<string, unknown> = {};
+      assert.equal(check(params, 'listConversationItems_query', items, 'query'), null);
+      assert.deepEqual(items, { limit: 20, order: 'desc' });
+      rejects(params, 'listConversationItems_query', { order: 'newest' }, 'order', 'query');
+      const audit: Record<string, unknown> = {};
+      assert.equal(check(params, 'listAuditRecords_query', audit, 'query'), null);
+      assert.deepEqual(audit, { limit: 100 });
+      rejects(params, 'listAuditRecords_query', { limit: '1001' }, 'limit', 'query');
+      rejects(params, 'listAuditRecords_query', { since: 'last week' }, 'since', 'query');
+    });
+    it('rejects a negative or non-integer starting_after and coerces stream', () => {
+      rejects(params, 'getResponse_query', { starting_after: '-1' }, 'starting_after', 'query');
+      rejects(params, 'getResponse_query', { starting_after: '1.5' }, 'starting_after', 'query');
+      const query: Record<string, unknown> = { stream: 'true', starting_after: '3' };
+      assert.equal(check(params, 'getResponse_query', query, 'query'), null);
+      assert.deepEqual(query, { stream: true, starting_after: 3 });
+    });
+  });
+});
