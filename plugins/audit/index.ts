@@ -1,0 +1,80 @@
+// audit: every API call (success, error or client abort) becomes a record in the organization's audit
+// trail, and the upstream token usage it reported becomes usage records and metrics. Writes are
+// batched off the request path; close() (shutdown) flushes everything.
+import { definePlugin } from '../../src/pipeline/plugin';
+import type { AuditRecord, UsageRecord } from '../../src/store/types';
+import { BatchWriter } from './batch-writer';
+import { auditRecordOf, usageRecordsOf } from './records';
+
+export interface AuditConfig {
+  enabled: boolean;
+  flushIntervalMs: number;
+  batchSize: number;
+  maxBuffered: number;
+  excludeOperations: string[];
+}
+
+export const AUDIT_DEFAULTS: AuditConfig = {
+  enabled: true,
+  flushIntervalMs: 500,
+  batchSize: 100,
+  maxBuffered: 100_000,
+  // Probes and documents are polled by machines and carry no caller: recording them would drown the trail.
+  excludeOperations: ['getLiveness', 'getReadiness', 'getMetrics', 'getOpenApiDocument', 'getApiReference', 'getApiReferenceAsset'],
+};
+
+export default definePlugin<AuditConfig>({
+  name: 'audit',
+  phase: 'record',
+  order: 100,
+  requires: [],
+  failMode: 'open',
+  description: 'Records every API call in the organization\'s audit trail, and upstream token usage, in batches',
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    description:
+      'Audit trail: time, organization, user, key id (never the key), method, route template, operationId, resource ids, status, latency and request id of every API call, success, error or client abort; plus the token usage of upstream calls. Written in batches off the request path and flushed on shutdown. Fails open: a store outage never fails a request (records are kept in memory and retried, up to maxBuffered).',
+    properties: {
+      enabled: { type: 'boolean', default: AUDIT_DEFAULTS.enabled, description: 'Record API calls.' },
+      flushIntervalMs: { type: 'integer', minimum: 10, default: AUDIT_DEFAULTS.flushIntervalMs, description: 'Longest time a record waits in memory before it is written.' },
+      batchSize: { type: 'integer', minimum: 1, default: AUDIT_DEFAULTS.batchSize, description: 'Records per write; a full batch is written at once.' },
+      maxBuffered: {
+        type: 'integer',
+        minimum: 1,
+        default: AUDIT_DEFAULTS.maxBuffered,
+        description: 'Records kept in memory while the store is failing; beyond this the oldest are dropped (logged).',
+      },
+      excludeOperations: {
+        type: 'array',
+        items: { type: 'string' },
+        default: AUDIT_DEFAULTS.excludeOperations,
+        description: 'operationIds not recorded (health probes, metrics and documents by default).',
+      },
+    },
+  },
+  create(partial, deps) {
+    const config = { ...AUDIT_DEFAULTS, ...partial };
+    const excluded = new Set(config.excludeOperations);
+    const shared = { batchSize: config.batchSize, flushIntervalMs: config.flushIntervalMs, maxBuffered: config.maxBuffered, logger: deps.logger };
+    const audit = new BatchWriter<AuditRecord>({ ...shared, name: 'audit', write: (records) => deps.store.audit.insertMany(records) });
+    const usage = new BatchWriter<UsageRecord>({ ...shared, name: 'usage', write: (records) => deps.store.usage.insertMany(records) });
+    const tokens = deps.metrics.upstreamTokens;
+
+    return {
+      onFinish(ctx, info) {
+        const at = new Date().toISOString();
+        if (!excluded.has(ctx.route.operationId)) audit.add(auditRecordOf(ctx, info, at));
+        if (ctx.usage.length === 0) return;
+        for (const record of usageRecordsOf(ctx, at)) {
+          usage.add(record);
+          tokens.labels(record.orgId, record.model, 'prompt').inc(record.promptTokens);
+          tokens.labels(record.orgId, record.model, 'completion').inc(record.completionTokens);
+        }
+      },
+      async close() {
+        await Promise.all([audit.close(), usage.close()]);
+      },
+    };
+  },
+});

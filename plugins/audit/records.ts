@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import type { FinishInfo } from '../../src/pipeline/plugin';
+import type { RequestContext } from '../../src/pipeline/context';
+import type { AuditRecord, UsageRecord } from '../../src/store/types';
+
+/** The audit record of a finished call: who, what (route template, never the raw URL), outcome, timing. Never the key. */
+export function auditRecordOf(ctx: RequestContext, info: FinishInfo, at: string): AuditRecord {
+  const principal = ctx.principal;
+  return {
+    id: randomUUID(),
+    at,
+    orgId: principal?.orgId ?? null,
+    userId: principal?.userId ?? null,
+    keyId: principal?.keyId ?? null,
+    method: ctx.route.method.toUpperCase(),
+    route: ctx.route.template,
+    operationId: ctx.route.operationId,
+    resourceIds: ctx.resourceIds,
+    status: info.status,
+    latencyMs: Math.round(Number(process.hrtime.bigint() - ctx.startedAt) / 1e3) / 1e3,
+    requestId: ctx.requestId,
+  };
+}
+
+/** Usage records of the upstream calls a request made (only for a known organization). */
+export function usageRecordsOf(ctx: RequestContext, at: string): UsageRecord[] {
+  const principal = ctx.principal;
+  if (!principal) return [];
+  return ctx.usage.map((u) => ({
+    at,
+    orgId: principal.orgId,
+    userId: principal.userId,
+    keyId: principal.keyId,
+    model: u.model,
+    promptTokens: u.promptTokens,
+    completionTokens: u.completionTokens,
+    requestId: ctx.requestId,
+  }));
+}

@@ -1,0 +1,89 @@
+// auth: API key -> principal (organization, user, role, groups). Keys are hashed on arrival (the store
+// holds hashes only) and never logged; resolutions are cached, revocations evicted within ~2 s.
+import { GatewayError } from '../../src/http/errors';
+import { definePlugin } from '../../src/pipeline/plugin';
+import { hashApiKey } from '../../src/security/keys';
+import type { Principal } from '../../src/store/types';
+import { readApiKey } from './credentials';
+import { KeyResolver } from './key-resolver';
+import { TouchBatcher } from './touch-batcher';
+
+export interface AuthConfig {
+  enabled: boolean;
+  cacheSize: number;
+  cacheTtlMs: number;
+  negativeTtlMs: number;
+  revocationPollMs: number;
+  touchFlushMs: number;
+}
+
+/** Defaults, also the schema's `default`s (one source). */
+export const AUTH_DEFAULTS: AuthConfig = {
+  enabled: true,
+  cacheSize: 10000,
+  cacheTtlMs: 60000,
+  negativeTtlMs: 2000,
+  revocationPollMs: 1000,
+  touchFlushMs: 5000,
+};
+
+export const AUTH_MESSAGES = {
+  missing: 'Missing API key: send it as "Authorization: Bearer <key>", "x-api-key: <key>" or "api-key: <key>".',
+  malformed: 'Malformed API key header: expected "Authorization: Bearer <key>", "x-api-key: <key>" or "api-key: <key>".',
+  invalid: 'Invalid API key: it is unknown or has been revoked.',
+} as const;
+
+export default definePlugin<AuthConfig>({
+  name: 'auth',
+  phase: 'authenticate',
+  order: 100,
+  requires: [],
+  failMode: 'closed',
+  description: 'Resolves the API key (Authorization: Bearer, x-api-key or api-key) to the caller\'s organization, user, role and groups',
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    description:
+      'API key authentication on every authenticated operation. Missing, malformed, unknown or revoked keys get 401 with the flat envelope. Fails closed: when the store cannot be asked, the request is rejected. With auth off, every call acts as an admin of the first configured organization.',
+    properties: {
+      enabled: { type: 'boolean', default: AUTH_DEFAULTS.enabled, description: 'Require an API key.' },
+      cacheSize: { type: 'integer', minimum: 1, default: AUTH_DEFAULTS.cacheSize, description: 'Key resolutions kept in memory (least recently used are dropped).' },
+      cacheTtlMs: { type: 'integer', minimum: 0, default: AUTH_DEFAULTS.cacheTtlMs, description: 'How long a resolved key is served from memory; revocations evict it sooner.' },
+      negativeTtlMs: { type: 'integer', minimum: 0, default: AUTH_DEFAULTS.negativeTtlMs, description: 'How long an unknown or revoked key is remembered as such.' },
+      revocationPollMs: {
+        type: 'integer',
+        minimum: 100,
+        default: AUTH_DEFAULTS.revocationPollMs,
+        description: 'How often each process asks the store for revoked keys; a revocation takes effect within about twice this.',
+      },
+      touchFlushMs: { type: 'integer', minimum: 100, default: AUTH_DEFAULTS.touchFlushMs, description: 'How often the last-use time of keys is written to the store, in one batch.' },
+    },
+  },
+  create(partial, deps) {
+    const config = { ...AUTH_DEFAULTS, ...partial };
+    const resolver = new KeyResolver(deps.store.keys, deps.logger, config);
+    const touches = new TouchBatcher(deps.store.keys, deps.logger, config.touchFlushMs);
+
+    function admit(principal: Principal | null, ctx: { principal: Principal | null }): void {
+      if (principal === null) throw new GatewayError('unauthorized', AUTH_MESSAGES.invalid);
+      ctx.principal = principal;
+      if (principal.keyId) touches.add(principal.keyId);
+    }
+
+    return {
+      // Not async: a cache hit completes synchronously, without a promise.
+      onRequest(ctx) {
+        const credential = readApiKey(ctx.req.headers);
+        if (!credential.ok) throw new GatewayError('unauthorized', AUTH_MESSAGES[credential.reason]);
+        const hash = hashApiKey(credential.key);
+        const cached = resolver.cached(hash);
+        if (cached !== undefined) return admit(cached, ctx);
+        return resolver.resolve(hash).then((principal) => admit(principal, ctx));
+      },
+      async close() {
+        await resolver.close();
+        await touches.close();
+      },
+    };
+  },
+});

@@ -1,0 +1,67 @@
+import type { Principal } from '../../src/store/types';
+
+interface Entry {
+  /** null: the key is unknown or revoked (negative entry). */
+  principal: Principal | null;
+  expiresAt: number;
+}
+
+/**
+ * Key resolutions by key hash: a bounded LRU (a Map keeps insertion order; a hit re-inserts) with a
+ * TTL per entry, and an index by key id so a revocation evicts without knowing the hash.
+ */
+export class KeyCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly hashByKeyId = new Map<string, string>();
+
+  constructor(private readonly maxEntries: number) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The cached resolution (Principal or null), or undefined when absent or expired. */
+  get(hash: string, now: number): Principal | null | undefined {
+    const entry = this.entries.get(hash);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt <= now) {
+      this.delete(hash, entry);
+      return undefined;
+    }
+    this.entries.delete(hash);
+    this.entries.set(hash, entry);
+    return entry.principal;
+  }
+
+  set(hash: string, principal: Principal | null, expiresAt: number): void {
+    const existing = this.entries.get(hash);
+    if (existing) this.delete(hash, existing);
+    this.entries.set(hash, { principal, expiresAt });
+    if (principal?.keyId) this.hashByKeyId.set(principal.keyId, hash);
+    if (this.entries.size > this.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.delete(oldest.value, this.entries.get(oldest.value) as Entry);
+    }
+  }
+
+  /** Drops the resolution of a key id (revocation). */
+  evictKeyId(keyId: string): boolean {
+    const hash = this.hashByKeyId.get(keyId);
+    if (hash === undefined) return false;
+    const entry = this.entries.get(hash);
+    if (entry) this.delete(hash, entry);
+    else this.hashByKeyId.delete(keyId);
+    return true;
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.hashByKeyId.clear();
+  }
+
+  private delete(hash: string, entry: Entry): void {
+    this.entries.delete(hash);
+    const keyId = entry.principal?.keyId;
+    if (keyId && this.hashByKeyId.get(keyId) === hash) this.hashByKeyId.delete(keyId);
+  }
+}
