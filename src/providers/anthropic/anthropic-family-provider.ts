@@ -2,8 +2,8 @@
 // request over the shared transport → reply or event stream → ChatCompletion or chunks.
 import type { ProviderConfig, ProviderType } from '../../config/types';
 import { GatewayError } from '../../http/errors';
-import { UpstreamTransport } from '../http/transport';
-import type { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Provider } from '../types';
+import { UpstreamTransport, type UpstreamResponse } from '../http/transport';
+import type { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ForwardOptions, Provider, WireOperation } from '../types';
 import type { AnthropicHosting } from './anthropic-hosting';
 import { anthropicResponseToCompletion } from './anthropic-response-to-completion';
 import { anthropicStreamToChunks } from './anthropic-stream-to-chunks';
@@ -13,6 +13,7 @@ import { anthropicErrorMapper } from './map-anthropic-error';
 
 export class AnthropicFamilyProvider implements Provider {
   private readonly transport: UpstreamTransport;
+  readonly forwards: readonly WireOperation[];
 
   constructor(
     readonly name: string,
@@ -21,6 +22,15 @@ export class AnthropicFamilyProvider implements Provider {
     private readonly hosting: AnthropicHosting,
   ) {
     this.transport = new UpstreamTransport(name, config, { mapError: anthropicErrorMapper(name) });
+    this.forwards = hosting.forwardRequest ? ['messages'] : [];
+  }
+
+  forward(operation: WireOperation, body: string | Buffer, options: ForwardOptions): Promise<UpstreamResponse> {
+    if (operation !== 'messages' || !this.hosting.forwardRequest) {
+      return Promise.reject(new Error(`provider ${this.name} does not forward the ${operation} format`));
+    }
+    const upstream = this.hosting.forwardRequest(body, options.stream);
+    return this.transport.send(options.signal ? { ...upstream, signal: options.signal } : upstream);
   }
 
   async chat(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): Promise<ChatCompletion> {

@@ -8,5 +8,9 @@ export interface AnthropicHosting {
   prepare(body: AnthropicMessagesBody, upstreamModel: string, stream: boolean, signal: AbortSignal | undefined): Promise<UpstreamRequest>;
   /** A successful streamed reply's bytes → Anthropic stream events. */
   events(body: AsyncIterable<Buffer>): AsyncIterable<AnthropicStreamEvent>;
+  /** Pass-through of a client's own Messages body (model already the upstream's), where the hosting's
+   *  wire format is exactly the Messages API (Anthropic itself; Bedrock and Vertex move the model into
+   *  the URL and frame streams differently, so they go through translation). */
+  forwardRequest?(body: string | Buffer, stream: boolean): UpstreamRequest;
   close?(): Promise<void>;
 }

@@ -18,22 +18,27 @@ export function messagesUrl(baseUrl: string | undefined): string {
 
 export class AnthropicApiHosting implements AnthropicHosting {
   private readonly url: string;
-  private readonly headers: Record<string, string>;
+  /** Built once: every request sends the same headers. */
+  private readonly jsonHeaders: Record<string, string>;
+  private readonly streamHeaders: Record<string, string>;
 
   constructor(config: ProviderConfig) {
     this.url = messagesUrl(config.baseUrl);
-    this.headers = {
-      'content-type': 'application/json',
-      'anthropic-version': ANTHROPIC_VERSION,
-      ...(config.apiKey ? { 'x-api-key': config.apiKey } : {}),
-      ...(config.headers ?? {}),
-    };
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'anthropic-version': ANTHROPIC_VERSION };
+    if (config.apiKey) headers['x-api-key'] = config.apiKey;
+    // Operator headers (e.g. anthropic-beta) may override the defaults.
+    for (const [key, value] of Object.entries(config.headers ?? {})) headers[key.toLowerCase()] = value;
+    this.jsonHeaders = { ...headers, accept: 'application/json' };
+    this.streamHeaders = { ...headers, accept: 'text/event-stream' };
   }
 
   prepare(body: AnthropicMessagesBody, upstreamModel: string, stream: boolean): Promise<UpstreamRequest> {
-    const wire = stream ? { model: upstreamModel, ...body, stream: true } : { model: upstreamModel, ...body };
-    const headers = stream ? { ...this.headers, accept: 'text/event-stream' } : this.headers;
-    return Promise.resolve({ url: this.url, method: 'POST', headers, body: JSON.stringify(wire) });
+    const wire = stream ? { ...body, model: upstreamModel, stream: true } : { ...body, model: upstreamModel };
+    return Promise.resolve(this.forwardRequest(JSON.stringify(wire), stream));
+  }
+
+  forwardRequest(body: string | Buffer, stream: boolean): UpstreamRequest {
+    return { url: this.url, method: 'POST', headers: stream ? this.streamHeaders : this.jsonHeaders, body };
   }
 
   events(body: AsyncIterable<Buffer>): ReturnType<AnthropicHosting['events']> {
