@@ -146,6 +146,11 @@ describe('generated request validation', () => {
       rejects(params, 'getAgent_query', { limit: '0' }, 'limit', 'query');
       rejects(params, 'getAgent_query', { limit: '101' }, 'limit', 'query');
       rejects(params, 'getAgent_query', { endDate: 'yesterday' }, 'endDate', 'query');
+      // ISO-8601 dates or date-times with an explicit offset; a date-time without one is ambiguous.
+      for (const ok of ['2024-05-01', '2024-05-01T12:00Z', '2024-05-01T12:00:00.123+02:00']) {
+        assert.equal(check(params, 'getAgent_query', { startDate: ok, endDate: ok }, 'query'), null, ok);
+      }
+      rejects(params, 'getAgent_query', { startDate: '2024-05-01T12:00:00' }, 'startDate', 'query');
     });
     it('defaults and bounds the conversation items and audit queries', () => {
       const items: Record<string, unknown> = {};
