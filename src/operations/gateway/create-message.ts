@@ -1,7 +1,108 @@
-// POST /v1/messages: placeholder until the Anthropic Messages translation lands (next commit).
+// POST /v1/messages: the Anthropic Messages format in and out, for every provider. A provider that
+// speaks Messages natively (forwards 'messages') gets the caller's bytes (pass-through); every other
+// provider is reached through the canonical chat format (formats/anthropic-messages translates the
+// request, the reply and the stream into Anthropic's event sequence). Errors use Anthropic's envelope
+// (the operation's x-error-envelope), mid-stream failures Anthropic's `error` event.
+import { chatChunksToMessageEvents, chatCompletionToMessage, messagesRequestToChat, type MessageEvent } from '../../formats/anthropic-messages';
+import { rejectExtensions } from '../../formats/chat/validate-chat-request';
+import { redactChatMessages } from '../../formats/chat/redact-chat-messages';
 import { GatewayError } from '../../http/errors';
+import type { RequestContext } from '../../pipeline/context';
+import type { JsonObject } from '../../providers/types';
 import type { Handler } from '../types';
+import { dlpEdit } from './create-chat-completion';
+import { orgOf } from './principal';
+import { relayJson, relaySse, type StreamErrorWriter } from './relay';
+import { meterChunks, streamSse, type StreamFormat } from './stream-chunks';
+import { passThroughBody, transformedCopy, type BodyEdit } from './upstream-body';
+import { UpstreamCall } from './upstream-call';
 
-export const createMessage: Handler = async () => {
-  throw new GatewayError('not_implemented', 'createMessage is not built yet.');
+/** Anthropic's mid-stream error event (their streaming docs: `event: error`). */
+export const anthropicStreamError: StreamErrorWriter = (sse, err) => {
+  const type = err.status === 429 ? 'rate_limit_error' : err.status === 529 || err.status === 503 ? 'overloaded_error' : 'api_error';
+  sse.fail(JSON.stringify({ type: 'error', error: { type, message: err.message } }), 'error');
+};
+
+const MESSAGE_EVENT_FORMAT: StreamFormat<MessageEvent> = {
+  frame: (item) => ({ event: item.event, data: JSON.stringify(item.data) }),
+  writeError: anthropicStreamError,
+  done: false,
+};
+
+/** DLP on a Messages body: message text plus the top-level `system` (string or text blocks). */
+function messagesDlpEdit(ctx: RequestContext): BodyEdit | null {
+  const redactor = ctx.dlp;
+  const messagesEdit = dlpEdit(ctx);
+  if (!redactor || !messagesEdit) return null;
+  return (copy) => {
+    let changed = messagesEdit(copy);
+    const system = copy['system'];
+    if (system !== undefined && system !== null) {
+      const redacted = redactChatMessages([{ role: 'system', content: system as string | JsonObject[] }], redactor);
+      if (redacted) {
+        copy['system'] = redacted[0]!.content;
+        changed = true;
+      }
+    }
+    return changed;
+  };
+}
+
+function validate(body: unknown): Record<string, unknown> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new GatewayError('validation_failed', 'Invalid request: the body must be a JSON object.', { param: 'body' });
+  }
+  const record = body as Record<string, unknown>;
+  if (typeof record['model'] !== 'string' || record['model'] === '') {
+    throw new GatewayError('validation_failed', "Invalid request: 'model' is required and must be a string.", { param: 'model' });
+  }
+  if (!Array.isArray(record['messages']) || record['messages'].length === 0) {
+    throw new GatewayError('validation_failed', "Invalid request: 'messages' must be an array with at least 1 message.", { param: 'messages' });
+  }
+  rejectExtensions(record);
+  return record;
+}
+
+export const createMessage: Handler = async (ctx, services) => {
+  const body = validate(ctx.body);
+  const model = body['model'] as string;
+  const resolved = services.models.resolve(orgOf(ctx), model);
+  const { provider, upstreamModel } = resolved;
+  const stream = body['stream'] === true;
+  const call = new UpstreamCall(ctx, services, resolved);
+  const options = { signal: ctx.signal, requestId: ctx.requestId };
+
+  if (provider.forward && provider.forwards?.includes('messages')) {
+    const bytes = passThroughBody(ctx, body, model, upstreamModel, messagesDlpEdit(ctx));
+    let response;
+    try {
+      response = await provider.forward('messages', bytes, { ...options, stream });
+    } catch (err) {
+      call.fail(err);
+      throw err;
+    }
+    return stream ? relaySse(ctx, response, call, anthropicStreamError) : relayJson(response, call);
+  }
+
+  const { copy } = transformedCopy(ctx, body, null);
+  const canonical = messagesRequestToChat(copy);
+  delete canonical['stream'];
+  const redactor = ctx.dlp;
+  if (redactor) {
+    const redacted = redactChatMessages(canonical.messages, redactor);
+    if (redacted) canonical.messages = redacted;
+  }
+  if (stream) {
+    const chunks = meterChunks(provider.chatStream(canonical, upstreamModel, options), call);
+    return streamSse(ctx, chatChunksToMessageEvents(chunks, model), MESSAGE_EVENT_FORMAT, call);
+  }
+  try {
+    const completion = await provider.chat(canonical, upstreamModel, options);
+    call.usage(completion.usage?.prompt_tokens ?? 0, completion.usage?.completion_tokens ?? 0);
+    call.finish('ok');
+    return { status: 200, body: chatCompletionToMessage(completion, model) };
+  } catch (err) {
+    call.fail(err);
+    throw err;
+  }
 };
