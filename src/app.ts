@@ -16,6 +16,9 @@ import type { Clock } from './pipeline/plugin';
 import { ConfigModelRouter } from './providers/router';
 import type { ModelRouter } from './providers/types';
 import { createRedisProvider, type RedisProvider } from './queue/redis';
+import { createRunQueue } from './queue/create-queue';
+import { createRunEngine } from './runs/engine';
+import { createRunService } from './runs/service';
 import type { AppServices } from './services';
 import type { Store } from './store/port';
 import type { Principal } from './store/types';
@@ -80,6 +83,9 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
   const ownsRedis = deps.redis === undefined && redis !== null;
   const models = deps.models ?? new ConfigModelRouter(config);
   const pipeline = await assemblePipeline(pluginRegistry, config, { config, store: deps.store, logger: deps.logger, metrics, clock, redis });
+  // The run queue is built here (every process enqueues); the runtime starts its consumer if any.
+  const runEngine = createRunEngine(createRunQueue(config.queue, deps.logger), config.queue.leaseSeconds);
+  const runs = createRunService({ store: deps.store, queue: runEngine.queue, metrics, logger: deps.logger, now: () => clock.now(), active: runEngine.active });
   const services: AppServices = {
     config,
     store: deps.store,
@@ -89,9 +95,12 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     redis,
     models,
     pipeline,
+    runs,
+    runEngine,
     readiness: {},
   };
   if (redis) services.readiness['redis'] = async () => void (await redis.get().ping());
+  if (runEngine.queue.driver === 'bullmq') services.readiness['queue'] = () => runEngine.queue.ping();
 
   const app = express();
   app.disable('x-powered-by');
@@ -119,6 +128,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     services,
     async close() {
       await pipeline.close();
+      await runEngine.queue.close();
       if (!deps.models) await models.close();
       if (ownsRedis) await redis?.close();
     },

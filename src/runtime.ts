@@ -1,5 +1,15 @@
 // Background work that lives beside the HTTP server (serve) or alone (worker): run queues, trigger
-// schedulers, retention sweeps. Each piece returns a closer, called on shutdown in reverse order.
+// schedulers, timeout and recovery sweeps, retention pruning. Each piece returns a closer, called on
+// shutdown in reverse order.
+//
+//   driver  | serve (gateway)                                   | worker
+//   inline  | consumer, recovery, timeouts, schedules, pruning  | (refused by main.ts)
+//   bullmq  | enqueue only; job schedulers, pruning, depth gauge | consumer, recovery, timeouts, depth gauge
+import { errorFields } from './log/logger';
+import type { JobProcessor } from './queue/port';
+import { RunExecutor, type RedactorFactory } from './runs/executor';
+import { fireSchedule, scheduleEntries } from './runs/schedules';
+import { cancelOverdue, recoverOrphans, releaseStaleLeases, type SweepDeps } from './runs/sweepers';
 import type { AppServices } from './services';
 
 export type Closer = () => Promise<void>;
@@ -8,22 +18,143 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+export interface RuntimeOptions {
+  /** The DLP hook for agent runs: the organization's prompt redactor. */
+  redactorFor?: RedactorFactory;
+}
+
 function runtimeOf(closers: Closer[]): Runtime {
+  let closed = false;
   return {
     async close() {
+      if (closed) return;
+      closed = true;
       for (const close of [...closers].reverse()) await close();
     },
   };
 }
 
+/** Runs `task` now (unless `immediately` is false) and every `ms`, never overlapping itself; errors are logged. */
+function every(services: AppServices, name: string, ms: number, task: () => Promise<unknown>, immediately = true): Closer {
+  let running: Promise<void> | null = null;
+  const tick = (): void => {
+    if (running) return;
+    running = task()
+      .then(() => undefined)
+      .catch((err: unknown) => {
+        services.logger.warn(`${name} failed`, { errorName: err instanceof Error ? err.name : 'unknown' });
+      })
+      .finally(() => {
+        running = null;
+      });
+  };
+  if (immediately) tick();
+  const timer = setInterval(tick, ms);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}
+
+function sweepDeps(services: AppServices): SweepDeps {
+  const { store, metrics, logger, clock, runEngine } = services;
+  return { store, queue: runEngine.queue, metrics, logger, active: runEngine.active, now: () => clock.now() };
+}
+
+/** The queue consumer with its sweepers: what executes runs in this process. */
+async function startConsumer(services: AppServices, closers: Closer[], options: RuntimeOptions): Promise<void> {
+  const { store, logger, metrics, clock, config, models, runEngine } = services;
+  const executor = new RunExecutor({
+    store,
+    models,
+    logger,
+    metrics,
+    config,
+    now: () => clock.now(),
+    active: runEngine.active,
+    owner: runEngine.owner,
+    leaseMs: runEngine.leaseMs,
+    ...(options.redactorFor ? { redactorFor: options.redactorFor } : {}),
+  });
+  const processor: JobProcessor = {
+    run: (runId) => executor.execute(runId),
+    schedule: (agentId, triggerIndex, firedAt) => fireSchedule({ store, runs: services.runs, logger }, agentId, triggerIndex, firedAt),
+  };
+  const consumer = await runEngine.queue.consume(processor, config.queue.concurrency);
+  closers.push(async () => {
+    // Runs executing here hand their lease back (untouched) so the next process resumes them at once.
+    runEngine.active.stopAll('shutdown');
+    await consumer.close();
+  });
+  const deps = sweepDeps(services);
+  const sweepMs = Math.max(500, Math.min(5000, Math.floor(runEngine.leaseMs / 3)));
+  closers.push(every(services, 'run recovery sweep', sweepMs, () => recoverOrphans(deps, runEngine.leaseMs)));
+  closers.push(every(services, 'run timeout sweep', sweepMs, () => cancelOverdue(deps)));
+}
+
+async function registerSchedules(services: AppServices): Promise<void> {
+  const entries = scheduleEntries(await services.store.agents.listActive());
+  await services.runEngine.queue.registerSchedules(entries);
+  if (entries.length > 0) services.logger.info('schedule triggers registered', { count: entries.length, driver: services.runEngine.queue.driver });
+}
+
+function startRetention(services: AppServices, closers: Closer[]): void {
+  const days = services.config.store.retentionDays;
+  if (days <= 0) return;
+  const prune = async (): Promise<void> => {
+    const before = new Date(services.clock.now().getTime() - days * 86_400_000).toISOString();
+    const pruned = await services.store.prune(before);
+    if (pruned.runs + pruned.responses > 0) services.logger.info('retention pruned old records', pruned);
+  };
+  closers.push(every(services, 'retention pruning', 3_600_000, prune));
+}
+
+function startDepthGauge(services: AppServices, closers: Closer[]): void {
+  const { metrics, runEngine } = services;
+  closers.push(
+    every(services, 'queue depth gauge', 5000, async () => {
+      const depth = await runEngine.queue.depth();
+      metrics.queueDepth.set({ state: 'waiting' }, depth.waiting);
+      metrics.queueDepth.set({ state: 'active' }, depth.active);
+      metrics.queueDepth.set({ state: 'delayed' }, depth.delayed);
+    }),
+  );
+}
+
 /** Started by `serve` after the app is built. */
-export async function startServeRuntime(_services: AppServices): Promise<Runtime> {
+export async function startServeRuntime(services: AppServices, options: RuntimeOptions = {}): Promise<Runtime> {
   const closers: Closer[] = [];
-  return runtimeOf(closers);
+  const runtime = runtimeOf(closers);
+  try {
+    if (services.runEngine.queue.driver === 'inline') {
+      if (services.store.driver === 'embedded') {
+        const released = await releaseStaleLeases(sweepDeps(services));
+        if (released > 0) services.logger.info('resuming runs left in progress by the previous start', { count: released });
+      }
+      await startConsumer(services, closers, options);
+    }
+    await registerSchedules(services);
+    startRetention(services, closers);
+    startDepthGauge(services, closers);
+  } catch (err) {
+    services.logger.error('runtime failed to start', errorFields(err));
+    await runtime.close();
+    throw err;
+  }
+  return runtime;
 }
 
 /** Started by `worker` (no HTTP). */
-export async function startWorkerRuntime(_services: AppServices): Promise<Runtime> {
+export async function startWorkerRuntime(services: AppServices, options: RuntimeOptions = {}): Promise<Runtime> {
   const closers: Closer[] = [];
-  return runtimeOf(closers);
+  const runtime = runtimeOf(closers);
+  try {
+    await startConsumer(services, closers, options);
+    startDepthGauge(services, closers);
+  } catch (err) {
+    await runtime.close();
+    throw err;
+  }
+  return runtime;
 }

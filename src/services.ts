@@ -7,6 +7,7 @@ import type { Clock } from './pipeline/plugin';
 import type { Pipeline } from './pipeline/assemble';
 import type { ModelRouter } from './providers/types';
 import type { RedisProvider } from './queue/redis';
+import type { RunEngine } from './runs/engine';
 import type { RunService } from './runs/port';
 import type { Store } from './store/port';
 
@@ -21,6 +22,8 @@ export interface AppServices {
   readonly pipeline: Pipeline;
   /** Agent runs: trigger, restart, cancel, retry (the run engine). */
   readonly runs: RunService;
+  /** The run engine's queue and executing runs, shared by the run service and the runtime. */
+  readonly runEngine: RunEngine;
   /** Extra readiness checks by name (e.g. queue), each resolving when its dependency is reachable. */
   readonly readiness: Record<string, () => Promise<void>>;
 }

@@ -32,6 +32,11 @@ export interface QueueConfig {
   concurrency: number;
   /** Prefix for every Redis key the queue and shared counters use. */
   prefix: string;
+  /**
+   * How long a worker's hold on a run (its lease, and the BullMQ job lock) lasts without renewal: a
+   * run of a killed worker is taken over by another after this. Renewed every third of it.
+   */
+  leaseSeconds: number;
 }
 
 export interface ProviderConfig {

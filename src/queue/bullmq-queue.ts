@@ -1,0 +1,129 @@
+// The `bullmq` driver: jobs live in Redis (keys under `queue.prefix`). Gateway processes only enqueue
+// and register the schedule triggers as BullMQ job schedulers; `agent-gateway worker` processes consume.
+// Job ids deduplicate: a run is queued once under its run id; retries and recoveries use suffixed keys.
+import { Queue, Worker, type Job } from 'bullmq';
+import type { Logger } from 'winston';
+import { errorFields } from '../log/logger';
+import type { EnqueueOptions, JobProcessor, QueueConsumer, QueueDepth, QueueJob, RunQueue, ScheduleEntry } from './port';
+
+export const RUN_QUEUE_NAME = 'runs';
+/** Job scheduler ids this service owns (others in the same queue are left alone). */
+const SCHEDULER_PREFIX = 'agent-';
+
+export interface BullmqQueueOptions {
+  redisUrl: string;
+  prefix: string;
+  logger: Logger;
+  /**
+   * How long a worker's lock on an active job lasts without renewal (BullMQ `lockDuration`); a killed
+   * worker's job is found stalled after this and handed to another worker. Default 30 s.
+   */
+  lockDurationMs?: number;
+}
+
+function schedulerId(entry: Pick<ScheduleEntry, 'agentId' | 'triggerIndex'>): string {
+  return `${SCHEDULER_PREFIX}${entry.agentId}-${entry.triggerIndex}`;
+}
+
+export class BullmqQueue implements RunQueue {
+  readonly driver = 'bullmq' as const;
+  private readonly queue: Queue<QueueJob>;
+  private readonly workers = new Set<Worker<QueueJob>>();
+
+  constructor(private readonly options: BullmqQueueOptions) {
+    this.queue = new Queue<QueueJob>(RUN_QUEUE_NAME, {
+      connection: this.connection(),
+      prefix: options.prefix,
+      defaultJobOptions: {
+        // Finished jobs are dropped so a later job of the same run (recovery) is not blocked by its id.
+        removeOnComplete: true,
+        removeOnFail: true,
+        // A processor only throws when the store or Redis failed (run errors end the run, not the job).
+        attempts: 3,
+        backoff: { type: 'exponential', delay: 1000 },
+      },
+    });
+    this.queue.on('error', (err) => options.logger.warn('queue connection error', errorFields(err)));
+  }
+
+  private connection(): { url: string; maxRetriesPerRequest: null } {
+    // BullMQ's blocking commands need maxRetriesPerRequest null.
+    return { url: this.options.redisUrl, maxRetriesPerRequest: null };
+  }
+
+  async enqueue(runId: string, options: EnqueueOptions = {}): Promise<void> {
+    await this.queue.add('run', { kind: 'run', runId }, { jobId: options.key ?? runId });
+  }
+
+  async consume(processor: JobProcessor, concurrency: number): Promise<QueueConsumer> {
+    const worker = new Worker<QueueJob>(
+      RUN_QUEUE_NAME,
+      async (job: Job<QueueJob>) => {
+        const data = job.data;
+        if (data.kind === 'run') return processor.run(data.runId);
+        // Scheduler-made jobs carry the template's data; the tick is the job's timestamp.
+        return processor.schedule(data.agentId, data.triggerIndex, new Date(job.timestamp).toISOString());
+      },
+      {
+        connection: this.connection(),
+        prefix: this.options.prefix,
+        concurrency: Math.max(1, concurrency),
+        lockDuration: this.options.lockDurationMs ?? 30_000,
+        // A stalled job is only a hint to look at the run again (the run's lease decides who executes),
+        // so let it come back several times; the executor ends runs interrupted too often.
+        maxStalledCount: 5,
+      },
+    );
+    worker.on('error', (err) => this.options.logger.warn('queue worker error', errorFields(err)));
+    worker.on('failed', (job, err) => this.options.logger.error('queue job failed', { jobId: job?.id, ...errorFields(err) }));
+    this.workers.add(worker);
+    await worker.waitUntilReady();
+    return {
+      close: async () => {
+        this.workers.delete(worker);
+        await worker.close();
+      },
+    };
+  }
+
+  async registerSchedules(entries: readonly ScheduleEntry[]): Promise<void> {
+    const wanted = new Set<string>();
+    for (const entry of entries) {
+      const id = schedulerId(entry);
+      wanted.add(id);
+      await this.queue.upsertJobScheduler(
+        id,
+        { pattern: entry.cron, ...(entry.timezone ? { tz: entry.timezone } : {}) },
+        { name: 'schedule', data: { kind: 'schedule', agentId: entry.agentId, triggerIndex: entry.triggerIndex, firedAt: '' } },
+      );
+    }
+    const existing = await this.queue.getJobSchedulers(0, -1);
+    for (const scheduler of existing) {
+      if (scheduler.key.startsWith(SCHEDULER_PREFIX) && !wanted.has(scheduler.key)) await this.queue.removeJobScheduler(scheduler.key);
+    }
+  }
+
+  async depth(): Promise<QueueDepth> {
+    const counts = await this.queue.getJobCounts('wait', 'active', 'delayed');
+    return { waiting: counts['wait'] ?? 0, active: counts['active'] ?? 0, delayed: counts['delayed'] ?? 0 };
+  }
+
+  async ping(): Promise<void> {
+    // With maxRetriesPerRequest null a command waits for Redis forever: readiness must answer.
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('queue: Redis did not answer within 2 s')), 2000);
+    });
+    try {
+      await Promise.race([this.queue.getJobCounts('wait'), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.workers].map((w) => w.close()));
+    this.workers.clear();
+    await this.queue.close();
+  }
+}

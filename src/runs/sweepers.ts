@@ -1,0 +1,68 @@
+// Periodic checks that keep runs from staying in progress forever: orphaned runs (no lease, or the
+// lease of a process that died) go back on the queue; runs past their deadline are cancelled.
+import type { Logger } from 'winston';
+import type { Metrics } from '../log/metrics';
+import type { RunQueue } from '../queue/port';
+import type { Store } from '../store/port';
+import type { ActiveRuns } from './active-runs';
+import { messageItem } from './items';
+import { endRun, TIMEOUT_MESSAGE } from './transitions';
+
+export interface SweepDeps {
+  store: Store;
+  queue: RunQueue;
+  metrics: Metrics;
+  logger: Logger;
+  active: ActiveRuns;
+  now(): Date;
+}
+
+const BATCH = 500;
+
+/**
+ * Re-enqueues in-progress runs nobody holds. A run never leased that was created a moment ago is
+ * skipped (its first job is on the way); one that was held gets a job key naming its attempt, so a
+ * job of the dead holder that BullMQ still thinks active does not swallow it.
+ */
+export async function recoverOrphans(deps: SweepDeps, graceMs: number): Promise<number> {
+  const now = deps.now();
+  const orphans = await deps.store.runs.listOrphaned(now.toISOString(), BATCH);
+  let queued = 0;
+  for (const run of orphans) {
+    if (!run.leaseOwner && run.attempts === 0 && now.getTime() - Date.parse(run.updatedAt) < graceMs) continue;
+    await deps.queue.enqueue(run.id, { key: run.leaseOwner ? `${run.id}_a${run.attempts}` : run.id });
+    queued += 1;
+  }
+  if (queued > 0) deps.logger.info('recovered orphaned runs', { count: queued });
+  return queued;
+}
+
+/**
+ * With the embedded store this process is the only one (the store is locked), so any lease on record
+ * belongs to a previous life of the gateway: released at start so its runs resume at once.
+ */
+export async function releaseStaleLeases(deps: SweepDeps): Promise<number> {
+  const farFuture = new Date(8.64e15).toISOString();
+  const held = await deps.store.runs.listOrphaned(farFuture, 10_000);
+  let released = 0;
+  for (const run of held) {
+    if (!run.leaseOwner) continue;
+    const updated = await deps.store.runs.update(run.id, { leaseOwner: null, leaseExpiresAt: null }, { whenStatus: ['in_progress'], whenRevision: run.revision });
+    if (updated) released += 1;
+  }
+  return released;
+}
+
+/** Cancels runs past their deadline (ones executing here are also stopped at once). */
+export async function cancelOverdue(deps: SweepDeps): Promise<number> {
+  const overdue = await deps.store.runs.listOverdue(deps.now().toISOString(), BATCH);
+  let cancelled = 0;
+  for (const run of overdue) {
+    const ended = await endRun(deps, run.id, 'cancelled', { error: TIMEOUT_MESSAGE });
+    if (!ended) continue;
+    cancelled += 1;
+    deps.active.stop(run.id, 'timeout');
+    await deps.store.conversations.append(run.conversationId, [messageItem('system', TIMEOUT_MESSAGE, `${run.id}:error:timeout`)]).catch(() => undefined);
+  }
+  return cancelled;
+}
