@@ -1,0 +1,71 @@
+// The document and its reference page are served by a real gateway, and the gateway's validation
+// answers with the envelope of the path family naming the offending field, as the document declares.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import request from 'supertest';
+import { startTestGateway, type TestGateway } from '../helpers/gateway';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+describe('OpenAPI document served over HTTP', function () {
+  this.timeout(120_000);
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway();
+  });
+  after(async () => {
+    await gw?.close();
+  });
+
+  it('serves the bundled document at GET /openapi.json without a key', async () => {
+    const res = await request(gw.url).get('/openapi.json').expect(200);
+    assert.match(res.headers['content-type'] ?? '', /^application\/json/);
+    assert.ok(res.headers['x-request-id']);
+    assert.deepEqual(res.body, JSON.parse(readFileSync(path.join(ROOT, 'src/generated/openapi.json'), 'utf8')));
+  });
+
+  it('serves a reference page at GET /docs whose assets load from the gateway itself', async () => {
+    const page = await request(gw.url).get('/docs').expect(200);
+    assert.match(page.headers['content-type'] ?? '', /^text\/html/);
+    assert.match(page.text, /['"]\/openapi\.json['"]/);
+    const assets = [...page.text.matchAll(/(?:src|href)="(\/docs\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    assert.ok(assets.length >= 2, 'script and stylesheet');
+    for (const asset of assets) {
+      const res = await request(gw.url).get(asset).expect(200);
+      assert.ok(res.text.length > 1000, asset);
+    }
+    await request(gw.url).get('/docs/assets/not-there.js').expect(404);
+  });
+
+  it('answers a body violation on a flat path with {error, message} naming the field', async () => {
+    const res = await request(gw.url).post('/v1/agents/runs').set(gw.auth('admin')).send({ agentId: 'x', inputs: [{ name: 'a' }] }).expect(400);
+    assert.equal(res.body.error, 'Bad Request');
+    assert.match(res.body.message, /inputs\[0\]\.value/);
+  });
+
+  it('answers a body violation on an OpenAI path with the nested envelope and param', async () => {
+    const empty = await request(gw.url).post('/v1/chat/completions').set(gw.auth('admin')).send({ model: 'demo', messages: [] }).expect(400);
+    assert.equal(empty.body.error.type, 'invalid_request_error');
+    assert.equal(empty.body.error.param, 'messages');
+    const svc = await request(gw.url)
+      .post('/v1/chat/completions')
+      .set(gw.auth('admin'))
+      .send({ model: 'demo', messages: [{ role: 'user', content: 'hi' }], svc: { system_prompt: 'agent_default' } })
+      .expect(400);
+    assert.equal(svc.body.error.param, 'svc');
+  });
+
+  it('answers a body violation on /v1/messages with the Anthropic envelope', async () => {
+    const res = await request(gw.url).post('/v1/messages').set(gw.auth('admin')).send({ model: 'demo', messages: [{ role: 'user', content: 'hi' }] }).expect(400);
+    assert.equal(res.body.type, 'error');
+    assert.equal(res.body.error.type, 'invalid_request_error');
+    assert.match(res.body.error.message, /max_tokens/);
+  });
+
+  it('rejects a malformed runId in the path with 400 naming it', async () => {
+    const res = await request(gw.url).get('/v1/runs/not-a-uuid').set(gw.auth('admin')).expect(400);
+    assert.equal(res.body.error, 'Bad Request');
+    assert.match(res.body.message, /runId/);
+  });
+});
