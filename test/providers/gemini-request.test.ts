@@ -259,6 +259,17 @@ describe('gemini provider: request translation', () => {
     assert.deepEqual(second['generationConfig'], { maxOutputTokens: 64, stopSequences: ['a', 'b'] });
   });
 
+  it('maps reasoning_effort to a thinking budget and rejects unknown efforts', async () => {
+    const high = await sent({ model: 'm', messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'high' });
+    assert.deepEqual(high['generationConfig'], { thinkingConfig: { thinkingBudget: 24576 } });
+    const none = await sent({ model: 'm', messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'none' });
+    assert.deepEqual(none['generationConfig'], { thinkingConfig: { thinkingBudget: 0 } });
+    await assert.rejects(
+      provider.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'extreme' }, 'g', {}),
+      (err: unknown) => err instanceof GatewayError && err.status === 400 && err.param === 'reasoning_effort',
+    );
+  });
+
   it('forwards response_format json_object to Gemini JSON mode', async () => {
     const body = await sent({ model: 'm', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_object' } });
     assert.deepEqual(body['generationConfig'], { responseMimeType: 'application/json' });

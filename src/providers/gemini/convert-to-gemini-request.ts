@@ -2,7 +2,7 @@
 // never modified (so a retry, or another provider, sees it unchanged).
 // Fields mapped: messages (convert-to-gemini-contents), tools, tool_choice, temperature, top_p,
 // top_k, max_tokens / max_completion_tokens, stop, n, seed, presence_penalty, frequency_penalty,
-// logprobs / top_logprobs, response_format (json_object / json_schema -> Gemini's JSON mode, rule 4
+// logprobs / top_logprobs, reasoning_effort (thinking budget), response_format (json_object / json_schema -> Gemini's JSON mode, rule 4
 // of the chat completions spec). Fields with no Gemini meaning (user, metadata, stream_options,
 // parallel_tool_calls, ...) are not sent: Gemini rejects unknown fields.
 import { GatewayError } from '../../http/errors';
@@ -90,6 +90,23 @@ function applyResponseFormat(format: unknown, config: GeminiGenerationConfig): v
   }
 }
 
+/**
+ * reasoning_effort to a thinking budget, with the token figures Google's own OpenAI compatibility
+ * layer uses (https://ai.google.dev/gemini-api/docs/openai#thinking). A budget (not Gemini 3's
+ * thinkingLevel) because every thinking generation accepts it.
+ */
+const THINKING_BUDGET: Readonly<Record<string, number>> = { none: 0, minimal: 1024, low: 1024, medium: 8192, high: 24576 };
+
+function thinkingBudget(request: ChatCompletionRequest): number | undefined {
+  const effort = request['reasoning_effort'];
+  if (effort === undefined || effort === null) return undefined;
+  const budget = typeof effort === 'string' ? THINKING_BUDGET[effort] : undefined;
+  if (budget === undefined) {
+    throw new GatewayError('bad_request', "reasoning_effort must be 'none', 'minimal', 'low', 'medium' or 'high'.", { param: 'reasoning_effort' });
+  }
+  return budget;
+}
+
 function generationConfig(request: ChatCompletionRequest): GeminiGenerationConfig | undefined {
   const config: GeminiGenerationConfig = {};
   const temperature = numberField(request, 'temperature');
@@ -115,6 +132,8 @@ function generationConfig(request: ChatCompletionRequest): GeminiGenerationConfi
     const top = numberField(request, 'top_logprobs');
     if (top !== undefined) config.logprobs = top;
   }
+  const budget = thinkingBudget(request);
+  if (budget !== undefined) config.thinkingConfig = { thinkingBudget: budget };
   applyResponseFormat(request['response_format'], config);
   return Object.keys(config).length > 0 ? config : undefined;
 }

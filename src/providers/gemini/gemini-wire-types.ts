@@ -75,6 +75,7 @@ export interface GeminiGenerationConfig {
   responseJsonSchema?: Record<string, unknown>;
   responseLogprobs?: boolean;
   logprobs?: number;
+  thinkingConfig?: { thinkingBudget?: number; includeThoughts?: boolean };
 }
 
 export interface GeminiRequest {
