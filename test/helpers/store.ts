@@ -2,7 +2,8 @@
 // directory, postgres in a fresh schema of DATABASE_URL, mongodb in a fresh database of MONGODB_URL.
 // cleanup() closes the store and removes what was created.
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -74,6 +75,7 @@ export async function openTestStore(driver: TestStoreDriver, options: { retentio
       const dir = await mkdtemp(path.join(os.tmpdir(), 'agw-store-'));
       const config: StoreConfig = { driver: 'embedded', path: dir, retentionDays };
       try {
+        await cp(await embeddedTemplate(), dir, { recursive: true });
         const store = await createStore(config, { logger });
         return { store, config, cleanup: once(async () => {
           await store.close();
@@ -112,6 +114,23 @@ export async function openTestStore(driver: TestStoreDriver, options: { retentio
       }) };
     }
   }
+}
+
+let template: Promise<string> | null = null;
+
+/**
+ * A migrated, empty embedded store created once per test process: PGlite's initdb takes seconds, copying
+ * its directory about one, so every embedded test store after the first is a copy of this one.
+ */
+function embeddedTemplate(): Promise<string> {
+  template ??= (async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'agw-store-template-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    const store = await createStore({ driver: 'embedded', path: dir, retentionDays: 30 }, { logger: testLogger() });
+    await store.close();
+    return dir;
+  })();
+  return template;
 }
 
 async function dropMongoDatabase(url: string): Promise<void> {

@@ -1,0 +1,46 @@
+// The store contract: one suite, run against every backend. Embedded and postgres always; mongodb when
+// MONGODB_URL is set (skipped, saying why, otherwise).
+import type { Store } from '../../src/store/port';
+import { mongodbUrl, openTestStore, type TestStore, type TestStoreDriver } from '../helpers/store';
+import { agentsContract } from './contract/agents';
+import { conversationsContract } from './contract/conversations';
+import type { StoreHandle } from './contract/fixtures';
+import { identityContract } from './contract/identity';
+import { lifecycleContract } from './contract/lifecycle';
+import { recordsContract } from './contract/records';
+import { runsContract } from './contract/runs';
+
+const DRIVERS: readonly TestStoreDriver[] = ['embedded', 'postgres', 'mongodb'];
+
+for (const driver of DRIVERS) {
+  describe(`store contract: ${driver}`, function () {
+    // The first embedded store of a process runs PGlite's initdb (several seconds on a busy machine).
+    this.timeout(60_000);
+    let current: TestStore | null = null;
+    const handle: StoreHandle = {
+      get store(): Store {
+        if (!current) throw new Error('store not open');
+        return current.store;
+      },
+    };
+
+    before(async function () {
+      if (driver === 'mongodb' && !mongodbUrl()) {
+        console.log('    (mongodb store contract skipped: MONGODB_URL is not set; no MongoDB server to test against)');
+        this.skip();
+      }
+      current = await openTestStore(driver);
+    });
+
+    after(async () => {
+      await current?.cleanup();
+    });
+
+    identityContract(handle);
+    agentsContract(handle);
+    runsContract(handle);
+    conversationsContract(handle);
+    recordsContract(handle);
+    lifecycleContract(driver);
+  });
+}

@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import type { NewConversationItem } from '../../../src/store/types';
+import { agentUpsert, at, principal, runRecord, T0, uid, type StoreHandle } from './fixtures';
+
+function item(text: string, idempotencyKey: string | null = null): NewConversationItem {
+  return {
+    id: uid('msg'),
+    type: 'message',
+    role: 'user',
+    data: { content: [{ type: 'input_text', text }] },
+    status: 'completed',
+    idempotencyKey,
+    responseId: null,
+  };
+}
+
+export function conversationsContract(h: StoreHandle): void {
+  describe('conversations', () => {
+    async function conversation(orgId = uid('org'), userId = 'owner', runId: string | null = null): Promise<string> {
+      const id = uid('conv');
+      await h.store.conversations.create({ id, orgId, userId, runId, metadata: { source: 'test' }, createdAt: at(T0) });
+      return id;
+    }
+
+    it('creates and reads a conversation', async () => {
+      const org = uid('org');
+      const id = await conversation(org);
+      assert.deepEqual(await h.store.conversations.get(id), { id, orgId: org, userId: 'owner', runId: null, metadata: { source: 'test' }, createdAt: at(T0) });
+      assert.equal(await h.store.conversations.get(uid('missing')), null);
+    });
+
+    it('concurrent appends get unique, gap-free positions, each call contiguous and in order', async () => {
+      const id = await conversation();
+      const calls = Array.from({ length: 12 }, (_, c) => Array.from({ length: 1 + (c % 3) }, (_, i) => item(`c${c}-i${i}`)));
+      const results = await Promise.all(calls.map((items) => h.store.conversations.append(id, items)));
+      const total = calls.reduce((n, items) => n + items.length, 0);
+      for (const [c, appended] of results.entries()) {
+        assert.deepEqual(appended.map((r) => r.id), calls[c]?.map((i) => i.id));
+        for (let i = 1; i < appended.length; i++) assert.equal(appended[i]?.position, (appended[0]?.position ?? 0) + i);
+      }
+      const positions = results.flat().map((r) => r.position).sort((a, b) => a - b);
+      assert.deepEqual(positions, Array.from({ length: total }, (_, i) => positions[0]! + i));
+      const listed = await h.store.conversations.listItems(id, { order: 'asc', limit: 100 });
+      assert.deepEqual(listed.map((r) => r.position), positions);
+    });
+
+    it('an idempotency key appends once, also under concurrent appenders and within one call', async () => {
+      const id = await conversation();
+      const [first] = await h.store.conversations.append(id, [item('hello', 'step-1')]);
+      const again = await h.store.conversations.append(id, [item('hello again', 'step-1'), item('new')]);
+      assert.deepEqual(again[0], first, 'the existing item is returned in its place');
+      assert.equal(again[1]?.position, (first?.position ?? 0) + 1);
+
+      const racers = await Promise.all(Array.from({ length: 6 }, (_, i) => h.store.conversations.append(id, [item(`race ${i}`, 'step-2')])));
+      const ids = new Set(racers.map((r) => r[0]?.id));
+      assert.equal(ids.size, 1, 'every racer sees the one stored item');
+
+      const dup = await h.store.conversations.append(id, [item('a', 'step-3'), item('b', 'step-3')]);
+      assert.equal(dup[0]?.id, dup[1]?.id);
+
+      const all = await h.store.conversations.listItems(id, { order: 'asc', limit: 100 });
+      assert.equal(all.length, 4);
+      assert.deepEqual(all.map((r) => r.idempotencyKey), ['step-1', null, 'step-2', 'step-3']);
+      assert.deepEqual(all.map((r) => r.position), [1, 2, 3, 4]);
+    });
+
+    it('listItems orders ascending or descending, after a position (exclusive), with a limit; getItem', async () => {
+      const id = await conversation();
+      const appended = await h.store.conversations.append(id, ['a', 'b', 'c', 'd', 'e'].map((t) => item(t)));
+      const text = (r: { data: Record<string, unknown> }): string => ((r.data['content'] as { text: string }[])[0] ?? { text: '' }).text;
+      assert.deepEqual((await h.store.conversations.listItems(id, { order: 'asc', limit: 10 })).map(text), ['a', 'b', 'c', 'd', 'e']);
+      assert.deepEqual((await h.store.conversations.listItems(id, { order: 'desc', limit: 2 })).map(text), ['e', 'd']);
+      const c = appended[2]!;
+      assert.deepEqual((await h.store.conversations.listItems(id, { order: 'asc', afterPosition: c.position, limit: 10 })).map(text), ['d', 'e']);
+      assert.deepEqual((await h.store.conversations.listItems(id, { order: 'desc', afterPosition: c.position, limit: 10 })).map(text), ['b', 'a']);
+      assert.deepEqual(await h.store.conversations.getItem(id, c.id), c);
+      assert.equal(await h.store.conversations.getItem(uid('other'), c.id), null);
+      assert.deepEqual(await h.store.conversations.append(id, []), []);
+    });
+
+    it('getVisible: owner, org admin, or whoever may read the backing run; never another org', async () => {
+      const org = uid('org');
+      const agentId = uid('agent');
+      await h.store.agents.upsert(agentUpsert({ id: agentId, orgId: org, createdBy: 'alice', sharedWith: [{ user: 'viewer', permissions: ['view'] }] }));
+      const run = runRecord({ orgId: org, agentId, userId: 'alice' });
+      await h.store.runs.create(run);
+      const id = await conversation(org, 'alice', run.id);
+      const plain = await conversation(org, 'alice');
+      assert.equal((await h.store.conversations.getVisible(principal(org, 'alice'), id))?.id, id);
+      assert.equal((await h.store.conversations.getVisible(principal(org, 'root', 'admin'), plain))?.id, plain);
+      assert.equal((await h.store.conversations.getVisible(principal(org, 'viewer'), id))?.id, id);
+      assert.equal(await h.store.conversations.getVisible(principal(org, 'viewer'), plain), null);
+      assert.equal(await h.store.conversations.getVisible(principal(org, 'stranger'), id), null);
+      assert.equal(await h.store.conversations.getVisible(principal(uid('org'), 'alice', 'admin'), id), null);
+    });
+  });
+}

@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { createLogger } from '../../../src/log/logger';
+import { createStore } from '../../../src/store/index';
+import type { Store } from '../../../src/store/port';
+import { openTestStore, type TestStoreDriver } from '../../helpers/store';
+import { agentUpsert, at, runRecord, T0, uid } from './fixtures';
+
+const logger = createLogger({ level: 'error', silent: true });
+
+export function lifecycleContract(driver: TestStoreDriver): void {
+  describe('prune', () => {
+    it('deletes finished runs (verdicts, conversation), responses (events), audit and usage older than the cutoff', async () => {
+      const t = await openTestStore(driver);
+      try {
+        const s = t.store;
+        const cutoff = at(T0 + 10_000);
+        const org = uid('org');
+        const agentId = uid('agent');
+        const oldRun = runRecord({ orgId: org, agentId, createdAt: at(T0), status: 'success' });
+        const oldActive = runRecord({ orgId: org, agentId, createdAt: at(T0) });
+        const newRun = runRecord({ orgId: org, agentId, createdAt: at(T0 + 20_000), status: 'failure' });
+        for (const r of [oldRun, oldActive, newRun]) await s.runs.create(r);
+        await s.steps.init(oldRun.id, [{ stepNumber: 1, name: null }]);
+        await s.steps.init(newRun.id, [{ stepNumber: 1, name: null }]);
+        await s.conversations.create({ id: oldRun.conversationId, orgId: org, userId: 'u', runId: oldRun.id, metadata: {}, createdAt: at(T0) });
+        await s.conversations.append(oldRun.conversationId, [
+          { id: 'm1', type: 'message', role: 'user', data: {}, status: 'completed', idempotencyKey: null, responseId: null },
+        ]);
+        const resp = (id: string, ms: number) => ({
+          id, orgId: org, userId: 'u', status: 'completed' as const, model: 'demo', conversationId: null, previousResponseId: null, stored: true,
+          body: {}, inputItems: [], createdAt: at(ms), updatedAt: at(ms), expiresAt: null,
+        });
+        await s.responses.create(resp('old-resp', T0));
+        await s.responses.create(resp('new-resp', T0 + 20_000));
+        await s.responses.appendEvents([{ responseId: 'old-resp', sequenceNumber: 0, event: 'e', data: {}, createdAt: at(T0) }]);
+        await s.responses.appendEvents([{ responseId: 'new-resp', sequenceNumber: 0, event: 'e', data: {}, createdAt: at(T0 + 20_000) }]);
+        const auditRecord = (id: string, ms: number) => ({
+          id, at: at(ms), orgId: org, userId: null, keyId: null, method: 'GET', route: '/x', operationId: null, resourceIds: {}, status: 200, latencyMs: 1, requestId: id,
+        });
+        await s.audit.insertMany([auditRecord('old-audit', T0), auditRecord('new-audit', T0 + 20_000)]);
+        await s.usage.insertMany([
+          { at: at(T0), orgId: org, userId: null, keyId: null, model: 'old', promptTokens: 1, completionTokens: 1, requestId: 'a' },
+          { at: at(T0 + 20_000), orgId: org, userId: null, keyId: null, model: 'new', promptTokens: 1, completionTokens: 1, requestId: 'b' },
+        ]);
+
+        assert.deepEqual(await s.prune(cutoff), { runs: 1, responses: 1 });
+
+        assert.equal(await s.runs.get(oldRun.id), null);
+        assert.ok(await s.runs.get(oldActive.id), 'in-progress runs are left to their worker');
+        assert.ok(await s.runs.get(newRun.id));
+        assert.deepEqual(await s.steps.list(oldRun.id), []);
+        assert.equal((await s.steps.list(newRun.id)).length, 1);
+        assert.equal(await s.conversations.get(oldRun.conversationId), null);
+        assert.deepEqual(await s.conversations.listItems(oldRun.conversationId, { order: 'asc', limit: 10 }), []);
+        assert.equal(await s.responses.get('old-resp'), null);
+        assert.deepEqual(await s.responses.listEvents('old-resp', -1), []);
+        assert.ok(await s.responses.get('new-resp'));
+        assert.equal((await s.responses.listEvents('new-resp', -1)).length, 1);
+        assert.deepEqual((await s.audit.list({ orgId: org, since: null, limit: 10, after: null })).map((r) => r.id), ['new-audit']);
+        assert.deepEqual((await s.usage.totals(org, null)).map((u) => u.model), ['new']);
+        assert.deepEqual(await s.prune(cutoff), { runs: 0, responses: 0 });
+      } finally {
+        await t.cleanup();
+      }
+    });
+  });
+
+  describe('durability and migration', () => {
+    it('keeps everything across a close and reopen of the same store; migrate is idempotent', async () => {
+      const t = await openTestStore(driver);
+      let reopened: Store | null = null;
+      try {
+        const org = uid('org');
+        await t.store.organizations.upsert({ id: org, name: 'Durable', models: ['*'], rateLimit: null, dlp: null });
+        await t.store.users.upsert({ id: 'dana', orgId: org, name: 'Dana', role: 'admin' });
+        await t.store.keys.create({
+          id: 'key-1', orgId: org, userId: 'dana', name: 'k', hash: 'durable-hash', prefix: 'agw_dura', source: 'bootstrap',
+          createdAt: at(T0), lastUsedAt: null, revokedAt: null,
+        });
+        await t.store.audit.insertMany([
+          { id: 'a1', at: at(T0), orgId: org, userId: 'dana', keyId: 'key-1', method: 'GET', route: '/v1/models', operationId: 'listModels', resourceIds: {}, status: 200, latencyMs: 2, requestId: 'r1' },
+        ]);
+        const { agent } = await t.store.agents.upsert(agentUpsert({ id: 'agent-d', orgId: org }));
+        const run = runRecord({ orgId: org, agentId: agent.id });
+        await t.store.runs.create(run);
+        await t.store.conversations.create({ id: run.conversationId, orgId: org, userId: 'dana', runId: run.id, metadata: {}, createdAt: at(T0) });
+        await t.store.conversations.append(run.conversationId, [
+          { id: 'm1', type: 'message', role: 'user', data: { text: 'x' }, status: 'completed', idempotencyKey: 'k1', responseId: null },
+        ]);
+        const secret = await t.store.settings.setIfAbsent('webhook-secret', 's3cr3t');
+        await t.store.close();
+
+        reopened = await createStore(t.config, { logger });
+        await reopened.migrate();
+        await reopened.ping();
+        assert.equal((await reopened.keys.resolve('durable-hash'))?.user.name, 'Dana');
+        assert.deepEqual((await reopened.audit.list({ orgId: org, since: null, limit: 10, after: null })).map((r) => r.id), ['a1']);
+        assert.deepEqual(await reopened.runs.get(run.id), run);
+        assert.equal((await reopened.agents.get('agent-d'))?.definitionHash, agent.definitionHash);
+        assert.equal(await reopened.settings.get('webhook-secret'), secret);
+        const appended = await reopened.conversations.append(run.conversationId, [
+          { id: 'm1b', type: 'message', role: 'user', data: {}, status: 'completed', idempotencyKey: 'k1', responseId: null },
+          { id: 'm2', type: 'message', role: 'assistant', data: {}, status: 'completed', idempotencyKey: null, responseId: null },
+        ]);
+        assert.deepEqual(appended.map((i) => [i.id, i.position]), [['m1', 1], ['m2', 2]], 'positions and idempotency keys survive');
+      } finally {
+        await reopened?.close();
+        await t.cleanup();
+      }
+    });
+  });
+}

@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import type { AuditRecord, ResponseRecord } from '../../../src/store/types';
+import { at, principal, T0, uid, type StoreHandle } from './fixtures';
+
+function response(overrides: Partial<ResponseRecord> = {}): ResponseRecord {
+  return {
+    id: uid('resp'),
+    orgId: 'org-r',
+    userId: 'u',
+    status: 'in_progress',
+    model: 'demo',
+    conversationId: null,
+    previousResponseId: null,
+    stored: true,
+    body: { object: 'response', output: [] },
+    inputItems: [{ type: 'message', role: 'user', content: 'hi' }],
+    createdAt: at(T0),
+    updatedAt: at(T0),
+    expiresAt: null,
+    ...overrides,
+  };
+}
+
+function audit(orgId: string, atMs: number, overrides: Partial<AuditRecord> = {}): AuditRecord {
+  return {
+    id: uid('aud'),
+    at: at(atMs),
+    orgId,
+    userId: 'u',
+    keyId: 'k',
+    method: 'GET',
+    route: '/v1/runs/{runId}',
+    operationId: 'getRun',
+    resourceIds: { runId: 'r1' },
+    status: 200,
+    latencyMs: 1.5,
+    requestId: uid('req'),
+    ...overrides,
+  };
+}
+
+export function recordsContract(h: StoreHandle): void {
+  describe('responses and their events', () => {
+    it('creates, updates, and reads visible responses (same org, stored, not expired)', async () => {
+      const r = response({ orgId: 'org-r', expiresAt: at(T0 + 60_000) });
+      await h.store.responses.create(r);
+      assert.deepEqual(await h.store.responses.get(r.id), r);
+      const now = at(T0 + 1000);
+      assert.equal((await h.store.responses.getVisible(principal('org-r', 'x'), r.id, now))?.id, r.id);
+      assert.equal(await h.store.responses.getVisible(principal('org-other', 'x'), r.id, now), null);
+      assert.equal(await h.store.responses.getVisible(principal('org-r', 'x'), r.id, at(T0 + 60_000)), null, 'expired');
+      const unstored = response({ stored: false });
+      await h.store.responses.create(unstored);
+      assert.equal(await h.store.responses.getVisible(principal('org-r', 'x'), unstored.id, now), null);
+
+      await h.store.responses.update(r.id, { status: 'completed', body: { object: 'response', output: [{ type: 'message' }] }, conversationId: 'c1', expiresAt: null });
+      const updated = await h.store.responses.get(r.id);
+      assert.equal(updated?.status, 'completed');
+      assert.deepEqual(updated?.body, { object: 'response', output: [{ type: 'message' }] });
+      assert.equal(updated?.conversationId, 'c1');
+      assert.equal(updated?.expiresAt, null);
+      assert.equal(updated?.model, 'demo');
+    });
+
+    it('lists events ascending by sequence number after a given one; re-sent events are kept once', async () => {
+      const responseId = uid('resp');
+      const ev = (n: number): { responseId: string; sequenceNumber: number; event: string; data: Record<string, unknown>; createdAt: string } => ({
+        responseId, sequenceNumber: n, event: n === 0 ? 'response.created' : 'response.output_text.delta', data: { n }, createdAt: at(T0 + n),
+      });
+      await h.store.responses.appendEvents([ev(2), ev(0)]);
+      await h.store.responses.appendEvents([ev(1), ev(3), ev(2)]);
+      await h.store.responses.appendEvents([]);
+      const all = await h.store.responses.listEvents(responseId, -1);
+      assert.deepEqual(all.map((e) => e.sequenceNumber), [0, 1, 2, 3]);
+      assert.deepEqual(all[0], ev(0));
+      assert.deepEqual((await h.store.responses.listEvents(responseId, 1)).map((e) => e.sequenceNumber), [2, 3]);
+      assert.deepEqual(await h.store.responses.listEvents(uid('none'), -1), []);
+    });
+  });
+
+  describe('audit and usage', () => {
+    it('lists audit records oldest first, keyset-paginated, filtered by org and since', async () => {
+      const org = uid('org');
+      // Inserted out of order, two sharing a timestamp (ordered by id), one in another org.
+      const records = [audit(org, T0 + 3000), audit(org, T0 + 1000), audit(org, T0 + 2000), audit(org, T0 + 2000), audit(org, T0)];
+      await h.store.audit.insertMany(records);
+      await h.store.audit.insertMany([audit(uid('org'), T0 + 1500)]);
+      await h.store.audit.insertMany(records.slice(0, 2)); // a retried flush does not duplicate
+      const expected = [...records].sort((a, b) => (a.at === b.at ? (a.id < b.id ? -1 : 1) : a.at < b.at ? -1 : 1));
+
+      const pages: string[][] = [];
+      let after: { at: string; id: string } | null = null;
+      for (;;) {
+        const page = await h.store.audit.list({ orgId: org, since: null, limit: 2, after });
+        if (page.length === 0) break;
+        pages.push(page.map((r) => r.id));
+        const last = page[page.length - 1]!;
+        after = { at: last.at, id: last.id };
+      }
+      assert.deepEqual(pages.map((p) => p.length), [2, 2, 1]);
+      assert.deepEqual(pages.flat(), expected.map((r) => r.id));
+      const first = await h.store.audit.list({ orgId: org, since: null, limit: 1, after: null });
+      assert.deepEqual(first[0], expected[0]);
+      const since = await h.store.audit.list({ orgId: org, since: at(T0 + 2000), limit: 10, after: null });
+      assert.deepEqual(since.map((r) => r.id), expected.slice(2).map((r) => r.id), 'since is inclusive');
+    });
+
+    it('totals usage per model for an organization since a time', async () => {
+      const org = uid('org');
+      const base = { orgId: org, userId: 'u', keyId: 'k', requestId: 'r' };
+      await h.store.usage.insertMany([
+        { ...base, at: at(T0), model: 'b', promptTokens: 10, completionTokens: 1 },
+        { ...base, at: at(T0 + 1000), model: 'a', promptTokens: 5, completionTokens: 2 },
+        { ...base, at: at(T0 + 2000), model: 'a', promptTokens: 7, completionTokens: 3 },
+        { ...base, orgId: uid('org'), at: at(T0), model: 'a', promptTokens: 100, completionTokens: 100 },
+      ]);
+      assert.deepEqual(await h.store.usage.totals(org, null), [
+        { model: 'a', requests: 2, promptTokens: 12, completionTokens: 5 },
+        { model: 'b', requests: 1, promptTokens: 10, completionTokens: 1 },
+      ]);
+      assert.deepEqual(await h.store.usage.totals(org, at(T0 + 2000)), [{ model: 'a', requests: 1, promptTokens: 7, completionTokens: 3 }]);
+      assert.deepEqual(await h.store.usage.totals(uid('none'), null), []);
+    });
+  });
+}
