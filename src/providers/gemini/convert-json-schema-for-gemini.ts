@@ -21,7 +21,6 @@ const KEPT = new Set([
   'maximum',
   'required',
   'propertyOrdering',
-  'nullable',
 ]);
 
 const isObject = (value: unknown): value is JsonObject => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -33,14 +32,23 @@ function convertMap(value: unknown): JsonObject | undefined {
   return out;
 }
 
+function convertDefs(schema: JsonObject): JsonObject | undefined {
+  const merged = { ...(isObject(schema['definitions']) ? schema['definitions'] : {}), ...(isObject(schema['$defs']) ? schema['$defs'] : {}) };
+  return Object.keys(merged).length > 0 ? convertMap(merged) : undefined;
+}
+
 /** Returns a new schema; the input is never modified. Booleans (true/false schemas) pass through. */
 export function convertJsonSchemaForGemini(schema: unknown): unknown {
   if (!isObject(schema)) return schema;
   const out: JsonObject = {};
+  const defs = convertDefs(schema);
+  if (defs) out['$defs'] = defs;
   const ref = schema['$ref'];
   if (typeof ref === 'string') {
-    // Draft-4-style `definitions` are moved under `$defs`, so their pointers follow.
+    // Draft-7 `definitions` moved under `$defs`, so their pointers follow; beside a $ref only `$`
+    // keywords may stand.
     out['$ref'] = ref.replace(/^#\/definitions\//, '#/$defs/');
+    for (const key of ['$id', '$anchor']) if (typeof schema[key] === 'string') out[key] = schema[key];
     return out;
   }
   for (const [key, value] of Object.entries(schema)) {
@@ -49,9 +57,10 @@ export function convertJsonSchemaForGemini(schema: unknown): unknown {
   if ('const' in schema && !('enum' in schema)) out['enum'] = [schema['const']];
   const properties = convertMap(schema['properties']);
   if (properties) out['properties'] = properties;
-  const defs = convertMap({ ...(isObject(schema['definitions']) ? schema['definitions'] : {}), ...(isObject(schema['$defs']) ? schema['$defs'] : {}) });
-  if (defs && Object.keys(defs).length > 0) out['$defs'] = defs;
-  if ('items' in schema) out['items'] = convertJsonSchemaForGemini(schema['items']);
+  const items = schema['items'];
+  // Draft-7 tuples (`items: [...]`) are 2020-12 `prefixItems`, the form Gemini reads.
+  if (Array.isArray(items)) out['prefixItems'] = items.map(convertJsonSchemaForGemini);
+  else if (items !== undefined) out['items'] = convertJsonSchemaForGemini(items);
   if ('additionalProperties' in schema) out['additionalProperties'] = convertJsonSchemaForGemini(schema['additionalProperties']);
   for (const key of ['prefixItems', 'anyOf', 'oneOf'] as const) {
     const list = schema[key];
