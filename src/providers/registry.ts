@@ -2,6 +2,7 @@
 import type { ProviderConfig } from '../config/types';
 import { GatewayError } from '../http/errors';
 import { createAnthropicProvider } from './anthropic/anthropic-provider';
+import { createBedrockAnthropicProvider } from './bedrock-anthropic/bedrock-anthropic-provider';
 import { DemoProvider } from './demo/demo-provider';
 import { GeminiProvider } from './gemini/gemini-provider';
 import { OpenAiProvider } from './openai/openai-provider';
@@ -18,6 +19,7 @@ export function createProvider(name: string, config: ProviderConfig): Provider {
     case 'anthropic':
       return createAnthropicProvider(name, config);
     case 'bedrock-anthropic':
+      return createBedrockAnthropicProvider(name, config);
     case 'vertex-anthropic':
       throw new GatewayError('not_implemented', `provider type ${config.type} (providers.${name}) is not available yet`);
   }

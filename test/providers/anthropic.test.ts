@@ -6,41 +6,13 @@ import { GatewayError } from '../../src/http/errors';
 import { createAnthropicProvider } from '../../src/providers/anthropic/anthropic-provider';
 import type { AnthropicFamilyProvider } from '../../src/providers/anthropic/anthropic-family-provider';
 import type { ChatCompletionChunk, ChatCompletionRequest } from '../../src/providers/types';
-import { jsonToolEvents, textMessage, textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
+import { jsonToolEvents, reassemble, textMessage, textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
 
 async function collect(source: AsyncIterable<ChatCompletionChunk>): Promise<ChatCompletionChunk[]> {
   const out: ChatCompletionChunk[] = [];
   for await (const chunk of source) out.push(chunk);
   return out;
-}
-
-/** What a client reassembles from chunks: content, tool calls by index, finish reason, usage. */
-export function reassemble(chunks: ChatCompletionChunk[]): {
-  content: string;
-  toolCalls: { id?: string; name?: string; arguments: string }[];
-  finish: string | null;
-  usage: unknown;
-  firstDelta: unknown;
-} {
-  let content = '';
-  const toolCalls: { id?: string; name?: string; arguments: string }[] = [];
-  let finish: string | null = null;
-  let usage: unknown = null;
-  for (const chunk of chunks) {
-    if (chunk.usage) usage = chunk.usage;
-    for (const choice of chunk.choices) {
-      if (typeof choice.delta.content === 'string') content += choice.delta.content;
-      for (const call of choice.delta.tool_calls ?? []) {
-        const slot = (toolCalls[call.index] ??= { arguments: '' });
-        if (call.id) slot.id = call.id;
-        if (call.function?.name) slot.name = call.function.name;
-        if (call.function?.arguments) slot.arguments += call.function.arguments;
-      }
-      if (choice.finish_reason) finish = choice.finish_reason;
-    }
-  }
-  return { content, toolCalls, finish, usage, firstDelta: chunks[0]?.choices[0]?.delta };
 }
 
 const weatherTool = {
