@@ -42,7 +42,7 @@ export async function recoverOrphans(deps: SweepDeps, graceMs: number): Promise<
  * belongs to a previous life of the gateway: released at start so its runs resume at once.
  */
 export async function releaseStaleLeases(deps: SweepDeps): Promise<number> {
-  const farFuture = new Date(8.64e15).toISOString();
+  const farFuture = '9999-12-31T23:59:59.999Z';
   const held = await deps.store.runs.listOrphaned(farFuture, 10_000);
   let released = 0;
   for (const run of held) {
