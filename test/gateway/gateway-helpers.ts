@@ -15,7 +15,16 @@ export interface GatewayWithUpstream {
   close(): Promise<void>;
 }
 
-export async function startGatewayWithUpstream(options: { provider?: Record<string, unknown>; config?: ConfigDocument } = {}): Promise<GatewayWithUpstream> {
+export interface GatewayWithUpstreamOptions {
+  /** Merged into the `up` provider. */
+  provider?: Record<string, unknown>;
+  /** Extra providers; the string `UPSTREAM` in a baseUrl becomes the fake upstream's base URL. */
+  providers?: Record<string, Record<string, unknown>>;
+  models?: Record<string, unknown>[];
+  plugins?: Record<string, unknown>;
+}
+
+export async function startGatewayWithUpstream(options: GatewayWithUpstreamOptions = {}): Promise<GatewayWithUpstream> {
   const upstream = await startFakeOpenAiUpstream();
   const gw = await startGatewayOnly({
     config: {
@@ -29,14 +38,17 @@ export async function startGatewayWithUpstream(options: { provider?: Record<stri
           retries: { max: 2, baseDelayMs: 10, maxDelayMs: 2000 },
           ...(options.provider ?? {}),
         },
+        ...Object.fromEntries(
+          Object.entries(options.providers ?? {}).map(([name, p]) => [name, { ...p, ...(p['baseUrl'] === 'UPSTREAM' ? { baseUrl: upstream.baseUrl } : {}) }]),
+        ),
       },
       models: [
         { id: 'demo', provider: 'demo', created: 1700000000 },
         { id: 'gpt-test', provider: 'up' },
         { id: 'alias', provider: 'up', upstream: 'gpt-real-2024' },
+        ...(options.models ?? []),
       ],
-      plugins: { auth: { enabled: true }, stripFields: { enabled: true }, audit: { enabled: true, flushIntervalMs: 20 } },
-      ...(options.config ?? {}),
+      plugins: { auth: { enabled: true }, stripFields: { enabled: true }, audit: { enabled: true, flushIntervalMs: 20 }, ...(options.plugins ?? {}) },
     },
   });
   return {
