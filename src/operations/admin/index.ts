@@ -1,7 +1,7 @@
 // Admin-only extension endpoints.
-import { pending } from '../pending';
 import type { Handler } from '../types';
+import { listAuditRecords } from './list-audit-records';
 
 export const adminHandlers: Readonly<Record<string, Handler>> = {
-  listAuditRecords: pending('listAuditRecords'),
+  listAuditRecords,
 };
