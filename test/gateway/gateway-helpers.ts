@@ -1,12 +1,6 @@
 // Shared setup for the HTTP-level gateway tests: a fake OpenAI-format upstream and a real gateway whose
 // `up` provider points at it (allowPrivateNetwork: the fake listens on 127.0.0.1).
-import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:http';
-import { buildApp } from '../../src/app';
-import { createLogger } from '../../src/log/logger';
-import { syncConfiguredState } from '../../src/startup';
-import { TEST_KEYS, testConfig, type ConfigDocument, type TestGateway } from '../helpers/gateway';
-import { openTestStore } from '../helpers/store';
+import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { startFakeOpenAiUpstream, type FakeOpenAiUpstream } from '../fixtures/upstreams/openai-upstream';
 
 export interface GatewayWithUpstream {
@@ -26,7 +20,7 @@ export interface GatewayWithUpstreamOptions {
 
 export async function startGatewayWithUpstream(options: GatewayWithUpstreamOptions = {}): Promise<GatewayWithUpstream> {
   const upstream = await startFakeOpenAiUpstream();
-  const gw = await startGatewayOnly({
+  const gw = await startTestGateway({
     config: {
       providers: {
         demo: { type: 'demo' },
@@ -77,34 +71,3 @@ export async function waitForUsage(gw: TestGateway, orgId: string, model: string
   }
 }
 
-/**
- * Like startTestGateway but without the serve runtime (run sweepers, schedules): the gateway routes need
- * only the app. (startTestGateway currently fails at start-up in the run sweeper on the embedded store.)
- */
-async function startGatewayOnly(options: { config: ConfigDocument }): Promise<TestGateway> {
-  const config = testConfig(options.config);
-  const logger = createLogger({ level: 'error', silent: process.env['TEST_LOGS'] !== '1' });
-  const owned = await openTestStore('embedded');
-  await syncConfiguredState(config, owned.store, logger);
-  const gateway = await buildApp(config, { store: owned.store, logger });
-  const server = createServer(gateway.app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  let closed = false;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    config,
-    gateway,
-    store: owned.store,
-    runtime: { close: async () => {} } as unknown as TestGateway['runtime'],
-    auth: (who) => ({ authorization: `Bearer ${TEST_KEYS[who]}` }),
-    async close() {
-      if (closed) return;
-      closed = true;
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await gateway.close();
-      await owned.cleanup();
-    },
-  };
-}
