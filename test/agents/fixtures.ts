@@ -23,9 +23,13 @@ const steps = [
   { prompt: 'Summarise the outline in one sentence.' },
 ];
 
+/** Plugins of the agent tests: authentication on (keys decide who sees what), nothing else. */
+export const AUTH_ON: ConfigDocument = { auth: { enabled: true } };
+
 export function agentsConfig(): ConfigDocument {
   const common = { organization: 'acme', model: 'demo', instructions: 'You are concise.', steps, timeoutSeconds: 60 };
   return {
+    plugins: AUTH_ON,
     agents: [
       { ...common, id: AGENTS.group, name: 'Group agent', description: 'g', createdBy: 'u-member', sharedWith: [{ group: 'finance', permissions: ['view'] }] },
       { ...common, id: AGENTS.user, name: 'User agent', description: 'u', createdBy: 'u-member', sharedWith: [{ user: 'u-viewer', permissions: ['view', 'edit'] }] },

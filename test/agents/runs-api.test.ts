@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import request from 'supertest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { startFakeLlm, type FakeLlm } from './fake-llm';
-import { waitForRun, type RunView } from './fixtures';
+import { AUTH_ON, waitForRun, type RunView } from './fixtures';
 
 const RUN_AGENT = '55555555-5555-4555-8555-555555555555';
 const PRIVATE_AGENT = '66666666-6666-4666-8666-666666666666';
@@ -20,7 +20,8 @@ describe('runs API', () => {
     llm = await startFakeLlm();
     gw = await startTestGateway({
       config: {
-        providers: { demo: { type: 'demo' }, fake: { type: 'openai', baseUrl: llm.baseUrl, apiKey: 'sk-test' } },
+        plugins: AUTH_ON,
+        providers: { demo: { type: 'demo' }, fake: { type: 'openai', baseUrl: llm.baseUrl, apiKey: 'sk-test', allowPrivateNetwork: true } },
         models: [
           { id: 'demo', provider: 'demo', created: 1700000000 },
           { id: 'fake', provider: 'fake' },

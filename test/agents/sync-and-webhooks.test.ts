@@ -6,7 +6,7 @@ import { syncAgents } from '../../src/agents/sync';
 import { webhookToken } from '../../src/agents/webhook-token';
 import { createLogger } from '../../src/log/logger';
 import { startTestGateway, testConfig, type ConfigDocument, type TestGateway } from '../helpers/gateway';
-import { insertRun, waitForRun } from './fixtures';
+import { AUTH_ON, insertRun, waitForRun } from './fixtures';
 
 const HOOKED = '77777777-7777-4777-8777-777777777777';
 const DOOMED = '88888888-8888-4888-8888-888888888888';
@@ -27,7 +27,7 @@ function agents(patch: { instructions?: string; withDoomed?: boolean } = {}): Co
     triggers: [{ type: 'schedule', cron: '0 0 1 1 *' }, { type: 'webhook' }],
   };
   const doomed = { id: DOOMED, organization: 'acme', name: 'Doomed', createdBy: 'u-member', model: 'demo', steps: [{ prompt: 'Hi' }], triggers: [{ type: 'webhook' }] };
-  return { agents: patch.withDoomed === false ? [hooked] : [hooked, doomed] };
+  return { plugins: AUTH_ON, agents: patch.withDoomed === false ? [hooked] : [hooked, doomed] };
 }
 
 describe('agents from the config, and webhooks', () => {
