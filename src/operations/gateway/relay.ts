@@ -33,7 +33,8 @@ export async function relayJson(response: UpstreamResponse, call: UpstreamCall):
   const usage = peekUsage(bytes);
   call.usage(usage?.promptTokens ?? 0, usage?.completionTokens ?? 0);
   call.finish('ok');
-  return { status: 200, raw: { contentType: contentType(response, 'application/json'), data: bytes } };
+  // An explicit length spares chunked framing on the client side of the hop.
+  return { status: 200, headers: { 'content-length': String(bytes.length) }, raw: { contentType: contentType(response, 'application/json'), data: bytes } };
 }
 
 /** How a stream failure is written in the client's format (chat: `data: {"error":...}`). */
