@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import request from 'supertest';
 import auditPlugin from '../../plugins/audit';
 import { BatchWriter } from '../../plugins/audit/batch-writer';
+import { decodeAuditCursor } from '../../src/operations/admin/audit-cursor';
+import { listAuditRecords } from '../../src/operations/admin/list-audit-records';
 import { createLogger } from '../../src/log/logger';
 import { createMetrics } from '../../src/log/metrics';
 import type { AuditRecord, UsageRecord } from '../../src/store/types';
@@ -108,6 +110,22 @@ describe('plugins/audit', () => {
     });
   });
 
+  describe('listAuditRecords handler', () => {
+    it('asks for one record more than the page to know whether another page exists', async () => {
+      const rows = [1, 2, 3].map((i) => ({ id: `r${i}`, at: `2024-01-0${i}T00:00:00.000Z` }));
+      const queries: unknown[] = [];
+      const store = { audit: { list: async (q: { limit: number }) => (queries.push(q), rows.slice(0, q.limit)) } };
+      const call = (query: Record<string, unknown>) =>
+        listAuditRecords({ principal: { orgId: 'acme', userId: 'a', keyId: null, role: 'admin', groups: [] }, query } as never, { store } as never);
+      const full = await call({ limit: 3 });
+      assert.deepEqual(full?.body, { items: rows, nextCursor: null });
+      const partial = (await call({ limit: 2, since: '2024-01-01T00:00:00+01:00' }))?.body as { items: unknown[]; nextCursor: string };
+      assert.deepEqual(partial.items, rows.slice(0, 2));
+      assert.deepEqual(decodeAuditCursor(partial.nextCursor), { at: rows[1]?.at, id: 'r2' });
+      assert.deepEqual(queries[1], { orgId: 'acme', since: '2023-12-31T23:00:00.000Z', limit: 3, after: null });
+    });
+  });
+
   describe('over HTTP', function () {
     this.timeout(60_000); // the first embedded store of a run builds its template
     let gw: TestGateway;
@@ -164,6 +182,45 @@ describe('plugins/audit', () => {
       } finally {
         gw.store.audit.insertMany = original;
       }
+    });
+
+    it('GET /v1/admin/audit: organization admins page through their own trail, oldest first', async () => {
+      const seeded: AuditRecord[] = [0, 1, 2, 3, 4].map((i) => ({
+        id: `seed-${i}`,
+        at: `2001-01-0${i + 1}T00:00:00.000Z`,
+        orgId: 'other',
+        userId: 'u-outsider',
+        keyId: null,
+        method: 'GET',
+        route: '/v1/models',
+        operationId: 'listModels',
+        resourceIds: {},
+        status: 200,
+        latencyMs: 1,
+        requestId: `seed-${i}`,
+      }));
+      await gw.store.audit.insertMany(seeded);
+      const page1 = await request(gw.url).get('/v1/admin/audit?limit=2').set('x-api-key', TEST_KEYS.outsider).expect(200);
+      assert.deepEqual(page1.body.items, seeded.slice(0, 2));
+      assert.equal(typeof page1.body.nextCursor, 'string');
+      const page2 = await request(gw.url).get(`/v1/admin/audit?limit=2&after=${page1.body.nextCursor}`).set('x-api-key', TEST_KEYS.outsider).expect(200);
+      assert.deepEqual(page2.body.items, seeded.slice(2, 4));
+      const since = await request(gw.url).get('/v1/admin/audit?since=2001-01-04T00:00:00Z&limit=2').set('x-api-key', TEST_KEYS.outsider).expect(200);
+      assert.deepEqual(since.body.items.map((r: AuditRecord) => r.id), ['seed-3', 'seed-4']);
+      const none = await request(gw.url).get('/v1/admin/audit?since=2999-01-01T00:00:00Z').set('x-api-key', TEST_KEYS.outsider).expect(200);
+      assert.deepEqual(none.body, { items: [], nextCursor: null });
+      // Another organization's admin never sees them.
+      const acme = await request(gw.url).get('/v1/admin/audit?limit=1000').set('x-api-key', TEST_KEYS.admin).expect(200);
+      assert.ok(acme.body.items.every((r: AuditRecord) => r.orgId === 'acme'));
+    });
+
+    it('GET /v1/admin/audit: 403 for members, 400 for a bad cursor, in the flat envelope', async () => {
+      const member = await request(gw.url).get('/v1/admin/audit').set('x-api-key', TEST_KEYS.member).expect(403);
+      assert.deepEqual(member.body, { error: 'Forbidden', message: 'Only organization admins may read the audit trail.' });
+      const bad = await request(gw.url).get('/v1/admin/audit?after=not-a-cursor').set('x-api-key', TEST_KEYS.admin).expect(400);
+      assert.deepEqual(bad.body, { error: 'Bad Request', message: 'Invalid cursor: pass the nextCursor of a previous page as after.' });
+      const limit = await request(gw.url).get('/v1/admin/audit?limit=0').set('x-api-key', TEST_KEYS.admin).expect(400);
+      assert.equal(limit.body.error, 'Bad Request');
     });
 
     it('does not record health probes', async () => {
