@@ -133,6 +133,8 @@ export async function startServeRuntime(services: AppServices, options: RuntimeO
         if (released > 0) services.logger.info('resuming runs left in progress by the previous start', { count: released });
       }
       await startConsumer(services, closers, options);
+      // Everything left in progress by an earlier life is queued now, not after the periodic sweep's grace.
+      await recoverOrphans(sweepDeps(services), 0);
     }
     await registerSchedules(services);
     startRetention(services, closers);

@@ -1,0 +1,138 @@
+// The bullmq driver with real Redis and PostgreSQL, in one process: a gateway app that only enqueues
+// and a worker app that consumes (separate apps: separate queues, executors and active-run registries).
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { buildApp, type GatewayApp } from '../../src/app';
+import { createLogger } from '../../src/log/logger';
+import { RUN_QUEUE_NAME } from '../../src/queue/bullmq-queue';
+import { startWorkerRuntime, type Runtime } from '../../src/runtime';
+import { syncConfiguredState } from '../../src/startup';
+import { startTestGateway, testConfig, type TestGateway } from '../helpers/gateway';
+import { openTestStore, type TestStore } from '../helpers/store';
+import { startRunUpstream, type RunUpstream } from '../fixtures/upstreams/run-upstream';
+import { ADMIN, AGENT, runConfig, waitFor, waitForStatus } from '../runs/helpers';
+
+const REDIS_URL = process.env['REDIS_URL'] || 'redis://127.0.0.1:6379';
+const logger = createLogger({ level: 'error', silent: process.env['TEST_LOGS'] !== '1' });
+
+describe('bullmq queue (Redis + PostgreSQL)', function () {
+  this.timeout(30_000);
+  let upstream: RunUpstream;
+  let testStore: TestStore;
+  let prefix: string;
+  let patch: Record<string, unknown>;
+  const gateways: TestGateway[] = [];
+  const workers: { app: GatewayApp; runtime: Runtime }[] = [];
+
+  async function startWorker(): Promise<GatewayApp> {
+    const config = testConfig(patch);
+    const app = await buildApp(config, { store: testStore.store, logger });
+    const runtime = await startWorkerRuntime(app.services);
+    workers.push({ app, runtime });
+    return app;
+  }
+
+  async function startGateway(): Promise<TestGateway> {
+    const gw = await startTestGateway({ store: testStore.store, config: patch });
+    gateways.push(gw);
+    return gw;
+  }
+
+  async function rawQueue<T>(use: (queue: Queue) => Promise<T>): Promise<T> {
+    const queue = new Queue(RUN_QUEUE_NAME, { connection: { url: REDIS_URL, maxRetriesPerRequest: null }, prefix });
+    try {
+      return await use(queue);
+    } finally {
+      await queue.close();
+    }
+  }
+
+  before(async () => {
+    upstream = await startRunUpstream();
+    testStore = await openTestStore('postgres');
+  });
+  beforeEach(() => {
+    upstream.clear();
+    prefix = `agwtest${randomBytes(4).toString('hex')}`;
+    patch = runConfig(upstream, { queue: { driver: 'bullmq', redisUrl: REDIS_URL, prefix, concurrency: 4, leaseSeconds: 3 } });
+  });
+  afterEach(async () => {
+    for (const w of workers.splice(0)) {
+      await w.runtime.close();
+      await w.app.close();
+    }
+    for (const gw of gateways.splice(0)) await gw.close();
+    await rawQueue((queue) => queue.obliterate({ force: true }));
+  });
+  after(async () => {
+    await testStore?.cleanup();
+    await upstream?.close();
+  });
+
+  it('a gateway only enqueues; a worker executes the run', async () => {
+    const gw = await startGateway();
+    const agent = (await testStore.store.agents.get(AGENT))!;
+    const run = await gw.gateway.services.runs.trigger({ principal: ADMIN, agent, inputs: [{ name: 'Topic', value: 'queued' }], trigger: 'api' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal((await testStore.store.runs.get(run.id))?.status, 'in_progress');
+    assert.equal(upstream.calls.length, 0);
+    assert.deepEqual(await gw.gateway.services.runEngine.queue.depth(), { waiting: 1, active: 0, delayed: 0 });
+    await startWorker();
+    const done = await waitForStatus(testStore.store, run.id, 'terminal');
+    assert.equal(done.status, 'success');
+    assert.equal(upstream.stepCalls().length, 2);
+  });
+
+  it('a run enqueued twice is queued once (job id = run id)', async () => {
+    const gw = await startGateway();
+    const agent = (await testStore.store.agents.get(AGENT))!;
+    const run = await gw.gateway.services.runs.trigger({ principal: ADMIN, agent, inputs: [{ name: 'Topic', value: 'twice' }], trigger: 'api' });
+    await gw.gateway.services.runEngine.queue.enqueue(run.id);
+    assert.equal((await gw.gateway.services.runEngine.queue.depth()).waiting, 1);
+  });
+
+  it('a cancel reaches the worker executing the run in another app: its model call is aborted', async () => {
+    upstream.rule({ match: 'remote', judge: false, delayMs: 10_000 });
+    const gw = await startGateway();
+    await startWorker();
+    const agent = (await testStore.store.agents.get(AGENT))!;
+    const run = await gw.gateway.services.runs.trigger({ principal: ADMIN, agent, inputs: [{ name: 'Topic', value: 'remote' }], trigger: 'api' });
+    await waitFor('model call', async () => upstream.stepCalls().some((c) => c.prompt.includes('remote')));
+    await gw.gateway.services.runs.cancel(ADMIN, run, 'no longer needed');
+    await waitFor('upstream abort', async () => upstream.stepCalls().find((c) => c.prompt.includes('remote'))?.aborted, 3000);
+    const after = await testStore.store.runs.get(run.id);
+    assert.equal(after?.status, 'cancelled');
+    assert.equal(after?.result, null);
+  });
+
+  it('schedule triggers become one job scheduler each, however many gateways register them; each tick fires once', async () => {
+    const agents = (patch['agents'] as Record<string, unknown>[]).map((a) =>
+      a['id'] === AGENT ? { ...a, triggers: [{ type: 'schedule', cron: '* * * * * *', inputs: { Topic: 'tick' } }] } : a,
+    );
+    patch = { ...patch, agents };
+    await syncConfiguredState(testConfig(patch), testStore.store, logger);
+    const startedAt = Date.now();
+    await startGateway();
+    await startGateway();
+    await startWorker();
+    await startWorker();
+    const schedulers = await rawQueue((queue) => queue.getJobSchedulers(0, -1));
+    assert.deepEqual(
+      schedulers.map((s) => s.key),
+      [`agent-${AGENT}-0`],
+    );
+    await new Promise((resolve) => setTimeout(resolve, 3200));
+    const page = await testStore.store.runs.page({ agentId: AGENT, limit: 100, after: null, startDate: new Date(startedAt).toISOString(), endDate: null });
+    const runs = await Promise.all(page.ids.map((id) => testStore.store.runs.get(id)));
+    const scheduled = runs.filter((r) => r?.trigger === 'schedule');
+    const elapsedSeconds = Math.ceil((Date.now() - startedAt) / 1000);
+    assert.ok(scheduled.length >= 2, `expected scheduled runs, got ${scheduled.length}`);
+    assert.ok(scheduled.length <= elapsedSeconds + 1, `${scheduled.length} runs in ${elapsedSeconds} s: ticks fired more than once`);
+    // Later configs without the trigger remove its scheduler.
+    patch = { ...patch, agents: (patch['agents'] as Record<string, unknown>[]).map((a) => ({ ...a, triggers: [] })) };
+    await syncConfiguredState(testConfig(patch), testStore.store, logger);
+    await startGateway();
+    assert.deepEqual(await rawQueue((queue) => queue.getJobSchedulers(0, -1)), []);
+  });
+});
