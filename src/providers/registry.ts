@@ -1,11 +1,11 @@
 // One line per provider type: adding a provider is a folder plus a line here.
 import type { ProviderConfig } from '../config/types';
-import { GatewayError } from '../http/errors';
 import { createAnthropicProvider } from './anthropic/anthropic-provider';
 import { createBedrockAnthropicProvider } from './bedrock-anthropic/bedrock-anthropic-provider';
 import { DemoProvider } from './demo/demo-provider';
 import { GeminiProvider } from './gemini/gemini-provider';
 import { OpenAiProvider } from './openai/openai-provider';
+import { createVertexAnthropicProvider } from './vertex-anthropic/vertex-anthropic-provider';
 import type { Provider } from './types';
 
 export function createProvider(name: string, config: ProviderConfig): Provider {
@@ -21,6 +21,6 @@ export function createProvider(name: string, config: ProviderConfig): Provider {
     case 'bedrock-anthropic':
       return createBedrockAnthropicProvider(name, config);
     case 'vertex-anthropic':
-      throw new GatewayError('not_implemented', `provider type ${config.type} (providers.${name}) is not available yet`);
+      return createVertexAnthropicProvider(name, config);
   }
 }

@@ -2,7 +2,7 @@
 // request over the shared transport → reply or event stream → ChatCompletion or chunks.
 import type { ProviderConfig, ProviderType } from '../../config/types';
 import { GatewayError } from '../../http/errors';
-import { UpstreamTransport, type UpstreamResponse } from '../http/transport';
+import { UpstreamTransport, type UpstreamRequest, type UpstreamResponse } from '../http/transport';
 import type { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ForwardOptions, Provider, WireOperation } from '../types';
 import type { AnthropicHosting } from './anthropic-hosting';
 import { anthropicResponseToCompletion } from './anthropic-response-to-completion';
@@ -36,7 +36,7 @@ export class AnthropicFamilyProvider implements Provider {
   async chat(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): Promise<ChatCompletion> {
     const plan = convertToAnthropicMessages(request);
     const upstream = await this.hosting.prepare(plan.body, upstreamModel, false, options.signal);
-    const response = await this.transport.send(options.signal ? { ...upstream, signal: options.signal } : upstream);
+    const response = await this.send(upstream, options.signal);
     const message = (await response.json()) as AnthropicMessage;
     if (typeof message !== 'object' || message === null || !Array.isArray(message.content)) {
       throw new GatewayError('upstream_error', `Upstream provider ${this.name} sent a reply that is not an Anthropic message.`);
@@ -47,8 +47,17 @@ export class AnthropicFamilyProvider implements Provider {
   async *chatStream(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): AsyncIterable<ChatCompletionChunk> {
     const plan = convertToAnthropicMessages(request);
     const upstream = await this.hosting.prepare(plan.body, upstreamModel, true, options.signal);
-    const response = await this.transport.send(options.signal ? { ...upstream, signal: options.signal } : upstream);
+    const response = await this.send(upstream, options.signal);
     yield* anthropicStreamToChunks(this.hosting.events(response.body), { model: request.model, jsonTool: plan.jsonTool });
+  }
+
+  private async send(upstream: UpstreamRequest, signal: AbortSignal | undefined): Promise<UpstreamResponse> {
+    try {
+      return await this.transport.send(signal ? { ...upstream, signal } : upstream);
+    } catch (err) {
+      if (err instanceof GatewayError && err.status === 401) this.hosting.onAuthFailure?.();
+      throw err;
+    }
   }
 
   async close(): Promise<void> {

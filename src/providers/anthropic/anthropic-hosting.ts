@@ -12,5 +12,7 @@ export interface AnthropicHosting {
    *  wire format is exactly the Messages API (Anthropic itself; Bedrock and Vertex move the model into
    *  the URL and frame streams differently, so they go through translation). */
   forwardRequest?(body: string | Buffer, stream: boolean): UpstreamRequest;
+  /** The upstream refused the credentials (401): drop cached ones so the next call gets fresh ones. */
+  onAuthFailure?(): void;
   close?(): Promise<void>;
 }

@@ -1,0 +1,151 @@
+// The vertex-anthropic provider against a fake Vertex AI and a fake Google token endpoint that checks
+// the RS256 JWT with the test key pair's public key and counts exchanges.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ProviderConfig } from '../../src/config/types';
+import { GatewayError } from '../../src/http/errors';
+import { createVertexAnthropicProvider } from '../../src/providers/vertex-anthropic/vertex-anthropic-provider';
+import type { ChatCompletionChunk, Provider } from '../../src/providers/types';
+import { reassemble, textMessage, textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
+import { generateTestServiceAccount, startFakeVertex, type FakeVertex, type TestServiceAccount } from '../fixtures/upstreams/vertex-upstream';
+
+const MODEL = 'claude-sonnet-4@20250514';
+const hi = { model: 'claude-vertex', messages: [{ role: 'user' as const, content: 'hi' }] };
+
+async function collect(source: AsyncIterable<ChatCompletionChunk>): Promise<ChatCompletionChunk[]> {
+  const out: ChatCompletionChunk[] = [];
+  for await (const chunk of source) out.push(chunk);
+  return out;
+}
+
+describe('providers/vertex-anthropic', () => {
+  let account: TestServiceAccount;
+  let upstream: FakeVertex;
+  let config: ProviderConfig;
+  const providers: Provider[] = [];
+  let clock = Date.now();
+  const now = (): number => clock;
+
+  const make = (overrides: Partial<ProviderConfig> = {}): Provider => {
+    const provider = createVertexAnthropicProvider('vertex', { ...config, ...overrides }, { now });
+    providers.push(provider);
+    return provider;
+  };
+
+  before(async () => {
+    account = generateTestServiceAccount();
+    upstream = await startFakeVertex(account);
+    config = {
+      type: 'vertex-anthropic',
+      baseUrl: upstream.baseUrl,
+      tokenUrl: upstream.tokenUrl,
+      projectId: 'test-project',
+      region: 'us-east5',
+      serviceAccountKey: account.json,
+      allowPrivateNetwork: true,
+      retries: { max: 0 },
+    };
+  });
+  after(async () => {
+    await Promise.all(providers.map((p) => p.close()));
+    await upstream.close();
+  });
+  beforeEach(() => {
+    upstream.requests.splice(0);
+    upstream.tokenRequests.splice(0);
+    upstream.tokenRejections.splice(0);
+  });
+
+  it('exchanges a signed JWT for a token, calls rawPredict with the vertex body, and reuses the token until it expires', async () => {
+    const provider = make();
+    upstream.script({ kind: 'json', body: textMessage('Hello from Vertex') }, { kind: 'sse', events: textThenToolEvents() }, { kind: 'json', body: textMessage('again') });
+
+    const completion = await provider.chat({ ...hi, temperature: 0.5, max_tokens: 64 }, MODEL, {});
+    assert.equal(completion.choices[0]?.message.content, 'Hello from Vertex');
+    assert.equal(upstream.tokenRequests.length, 1);
+    const exchange = upstream.tokenRequests[0];
+    assert.equal(exchange?.header['kid'], 'test-key-id-1');
+    assert.equal(exchange?.claims['iss'], account.clientEmail);
+    assert.equal(exchange?.claims['aud'], upstream.tokenUrl, 'aud is the token URL actually used (config.tokenUrl)');
+    const seen = upstream.requests[0];
+    assert.equal(seen?.rawPath, '/v1/projects/test-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-4@20250514:rawPredict');
+    assert.equal(seen?.headers['authorization'], 'Bearer ya29.fake-token-1');
+    assert.deepEqual(seen?.body, { anthropic_version: 'vertex-2023-10-16', messages: [{ role: 'user', content: 'hi' }], max_tokens: 64, temperature: 0.5 });
+
+    // Cached: a stream half an hour later uses the same token.
+    clock += 30 * 60_000;
+    const result = reassemble(await collect(provider.chatStream(hi, MODEL, {})));
+    assert.equal(upstream.tokenRequests.length, 1);
+    assert.equal(upstream.requests[1]?.rawPath.endsWith(':streamRawPredict'), true);
+    assert.equal(upstream.requests[1]?.body['stream'], true);
+    assert.equal(upstream.requests[1]?.body['model'], undefined);
+    assert.deepEqual(result.toolCalls, [{ id: 'toolu_01Weather', name: 'get_weather', arguments: '{"location": "San Francisco, CA"}' }]);
+    assert.equal(result.content, 'Okay, let me check.');
+    assert.equal(result.finish, 'tool_calls');
+
+    // Expired (an hour later): a new exchange.
+    clock += 60 * 60_000;
+    await provider.chat(hi, MODEL, {});
+    assert.equal(upstream.tokenRequests.length, 1 + 1);
+    assert.equal(upstream.requests[2]?.headers['authorization'], 'Bearer ya29.fake-token-2');
+  });
+
+  it('shares one token exchange between concurrent first calls', async () => {
+    const provider = make();
+    upstream.script(...[1, 2, 3].map(() => ({ kind: 'json' as const, body: textMessage('ok') })));
+    await Promise.all([provider.chat(hi, MODEL, {}), provider.chat(hi, MODEL, {}), provider.chat(hi, MODEL, {})]);
+    assert.equal(upstream.tokenRequests.length, 1);
+    assert.equal(upstream.requests.length, 3);
+  });
+
+  it('reads the service-account key from a file path', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'vertex-key-'));
+    try {
+      const path = join(dir, 'key.json');
+      await writeFile(path, account.json);
+      const provider = make({ serviceAccountKey: path });
+      upstream.script({ kind: 'json', body: textMessage('from file') });
+      const completion = await provider.chat(hi, MODEL, {});
+      assert.equal(completion.choices[0]?.message.content, 'from file');
+      assert.equal(upstream.tokenRequests.length, 1);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reports a refused token exchange as a 502 naming the reason (a key the endpoint does not know)', async () => {
+    const stranger = generateTestServiceAccount();
+    const provider = make({ serviceAccountKey: stranger.json });
+    await assert.rejects(provider.chat(hi, MODEL, {}), (err: unknown) => {
+      return err instanceof GatewayError && err.status === 502 && /token exchange failed/.test(err.message) && /Invalid JWT Signature/.test(err.message);
+    });
+    assert.deepEqual(upstream.tokenRejections, ['Invalid JWT Signature.']);
+    assert.equal(upstream.requests.length, 0);
+  });
+
+  it('passes a 401 through, then fetches a fresh token on the next call', async () => {
+    const provider = make();
+    upstream.script({ kind: 'json', body: textMessage('first') });
+    await provider.chat(hi, MODEL, {});
+    upstream.revokeTokens();
+    await assert.rejects(provider.chat(hi, MODEL, {}), (err: unknown) => err instanceof GatewayError && err.status === 401 && /invalid authentication credentials/.test(err.message));
+    upstream.script({ kind: 'json', body: textMessage('after refresh') });
+    const completion = await provider.chat(hi, MODEL, {});
+    assert.equal(completion.choices[0]?.message.content, 'after refresh');
+    assert.equal(upstream.tokenRequests.length, 2);
+  });
+
+  it('passes Anthropic errors relayed by Vertex with their status and message', async () => {
+    const provider = make();
+    upstream.script({ kind: 'error', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'messages.0.content: Field required' } } });
+    await assert.rejects(provider.chat(hi, MODEL, {}), (err: unknown) => {
+      return err instanceof GatewayError && err.status === 400 && err.type === 'invalid_request_error' && /messages\.0\.content: Field required/.test(err.message);
+    });
+  });
+
+  it('refuses a configuration without project, region or key at construction', () => {
+    assert.throws(() => createVertexAnthropicProvider('v', { type: 'vertex-anthropic', region: 'us-east5' }), /needs projectId, region and serviceAccountKey/);
+  });
+});
