@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildArtifacts } from '../../openapi/build-artifacts';
+import { buildArtifacts, withPluginSchemas } from '../../openapi/build-artifacts';
 import { staleArtifacts, writeArtifacts } from '../../openapi/generate';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -42,5 +42,33 @@ describe('generated artifacts', function () {
   it('are deterministic (two builds are identical)', async () => {
     const [a, b] = await Promise.all([buildArtifacts(ROOT), buildArtifacts(ROOT)]);
     assert.deepEqual(a, b);
+  });
+
+  it('fill only the plugins section of the config schema, keeping the rest of the file as written', () => {
+    const text = [
+      '{',
+      '  "properties": {',
+      '    "server": { "type": "object", "description": "a } and a \\" in a string" },',
+      '    "plugins": {',
+      '      "type": "object",',
+      '      "properties": {}',
+      '    }',
+      '  },',
+      '  "definitions": { "properties": { "kept": true } }',
+      '}',
+      '',
+    ].join('\n');
+    const out = withPluginSchemas(text, { auth: { type: 'object' } });
+    const lines = out.split('\n');
+    assert.equal(lines[2], text.split('\n')[2], 'untouched lines keep their formatting');
+    assert.deepEqual(JSON.parse(out), {
+      properties: {
+        server: { type: 'object', description: 'a } and a " in a string' },
+        plugins: { type: 'object', properties: { auth: { type: 'object' } } },
+      },
+      definitions: { properties: { kept: true } },
+    });
+    assert.equal(withPluginSchemas(out, { auth: { type: 'object' } }), out, 'idempotent');
+    assert.throws(() => withPluginSchemas('{"properties": {}}', {}), /no properties\.plugins\.properties/);
   });
 });
