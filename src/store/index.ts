@@ -3,6 +3,7 @@
 import type { Logger } from 'winston';
 import type { StoreConfig } from '../config/types';
 import type { Store } from './port';
+import { openMongoStore } from './mongo/mongo-store';
 import { openPglite, openPostgres, type SqlDatabase } from './sql/database';
 import { createSqlStore } from './sql/sql-store';
 
@@ -62,7 +63,16 @@ export async function createStore(config: StoreConfig, deps: StoreDeps): Promise
     }
     case 'mongodb': {
       if (!config.url) throw new Error('store.url is required for the mongodb store');
-      throw new Error('the mongodb store is not built yet');
+      let store: Store | null = null;
+      try {
+        store = await openMongoStore({ url: config.url });
+        await store.migrate();
+        deps.logger.info('store opened', { driver: 'mongodb' });
+        return store;
+      } catch (err) {
+        await store?.close().catch(() => undefined);
+        throw new Error(`cannot open the mongodb store at ${redactUrl(config.url)}: ${reason(err)}`);
+      }
     }
   }
 }

@@ -1,0 +1,273 @@
+// MongoDB documents: one collection per repository, timestamps as BSON dates (converted to ISO strings
+// at the port boundary), _id carrying the record's id (or a composite key where the record has none).
+import type { Collection, Db, OptionalUnlessRequiredId } from 'mongodb';
+import { MongoServerError } from 'mongodb';
+import type { Permission, Role } from '../../config/types';
+import type {
+  AgentDefinition,
+  AgentShare,
+  KeySource,
+  OrganizationRecord,
+  ResponseStatus,
+  RunInput,
+  RunStatus,
+  RunTrigger,
+  StepResult,
+} from '../types';
+
+export interface OrganizationDoc {
+  _id: string;
+  name: string;
+  models: string[];
+  rateLimit: OrganizationRecord['rateLimit'];
+  dlp: OrganizationRecord['dlp'];
+  updatedAt: Date;
+}
+
+export interface UserDoc {
+  _id: string;
+  orgId: string;
+  name: string;
+  role: Role;
+}
+
+export interface GroupDoc {
+  /** `${orgId}/${id}`: group ids are unique within an organization. */
+  _id: string;
+  orgId: string;
+  id: string;
+  name: string;
+  members: string[];
+}
+
+export interface KeyDoc {
+  _id: string;
+  orgId: string;
+  userId: string;
+  name: string;
+  hash: string;
+  prefix: string;
+  source: KeySource;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export interface AgentDoc {
+  _id: string;
+  orgId: string;
+  version: number;
+  createdBy: string;
+  creatorName: string;
+  definition: AgentDefinition;
+  definitionHash: string;
+  /** Copy of definition.sharedWith at the top level, read by the permission expression. */
+  sharedWith: AgentShare[];
+  createdAt: Date;
+  updatedAt: Date;
+  deletedAt: Date | null;
+}
+
+export interface AgentVersionDoc {
+  /** `${agentId}#${version}` */
+  _id: string;
+  agentId: string;
+  version: number;
+  definition: AgentDefinition;
+  definitionHash: string;
+  createdAt: Date;
+}
+
+export interface RunDoc {
+  _id: string;
+  orgId: string;
+  agentId: string;
+  agentVersion: number;
+  userId: string;
+  conversationId: string;
+  inputs: RunInput[];
+  status: RunStatus;
+  result: string | null;
+  error: string | null;
+  trigger: RunTrigger;
+  sourceRunId: string | null;
+  stepsCompleted: number;
+  createdAt: Date;
+  updatedAt: Date;
+  endedAt: Date | null;
+  deadlineAt: Date;
+  leaseOwner: string | null;
+  leaseExpiresAt: Date | null;
+  attempts: number;
+  revision: number;
+}
+
+export interface StepDoc {
+  /** `${runId}#${stepNumber}` */
+  _id: string;
+  runId: string;
+  stepNumber: number;
+  name: string | null;
+  result: StepResult | null;
+  explanation: string | null;
+  completed: boolean;
+  updatedAt: Date;
+}
+
+export interface ConversationDoc {
+  _id: string;
+  orgId: string;
+  userId: string;
+  runId: string | null;
+  metadata: Record<string, unknown>;
+  createdAt: Date;
+}
+
+export interface ItemDoc {
+  /** `${conversationId}#${position}`: the position is unique per conversation by construction. */
+  _id: string;
+  conversationId: string;
+  position: number;
+  id: string;
+  type: string;
+  role: string | null;
+  data: Record<string, unknown>;
+  status: string;
+  idempotencyKey: string | null;
+  responseId: string | null;
+  createdAt: Date;
+}
+
+export interface ResponseDoc {
+  _id: string;
+  orgId: string;
+  userId: string;
+  status: ResponseStatus;
+  model: string;
+  conversationId: string | null;
+  previousResponseId: string | null;
+  stored: boolean;
+  body: Record<string, unknown>;
+  inputItems: Record<string, unknown>[];
+  createdAt: Date;
+  updatedAt: Date;
+  expiresAt: Date | null;
+}
+
+export interface ResponseEventDoc {
+  /** `${responseId}#${sequenceNumber}` */
+  _id: string;
+  responseId: string;
+  sequenceNumber: number;
+  event: string;
+  data: Record<string, unknown>;
+  createdAt: Date;
+}
+
+export interface AuditDoc {
+  _id: string;
+  at: Date;
+  orgId: string | null;
+  userId: string | null;
+  keyId: string | null;
+  method: string;
+  route: string;
+  operationId: string | null;
+  resourceIds: Record<string, string>;
+  status: number;
+  latencyMs: number;
+  requestId: string;
+}
+
+export interface UsageDoc {
+  at: Date;
+  orgId: string;
+  userId: string | null;
+  keyId: string | null;
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  requestId: string;
+}
+
+export interface SettingDoc {
+  _id: string;
+  value: string;
+}
+
+export interface MigrationDoc {
+  _id: number;
+  name: string;
+  appliedAt: Date;
+}
+
+export interface Collections {
+  organizations: Collection<OrganizationDoc>;
+  users: Collection<UserDoc>;
+  groups: Collection<GroupDoc>;
+  keys: Collection<KeyDoc>;
+  agents: Collection<AgentDoc>;
+  agentVersions: Collection<AgentVersionDoc>;
+  runs: Collection<RunDoc>;
+  steps: Collection<StepDoc>;
+  conversations: Collection<ConversationDoc>;
+  items: Collection<ItemDoc>;
+  responses: Collection<ResponseDoc>;
+  responseEvents: Collection<ResponseEventDoc>;
+  audit: Collection<AuditDoc>;
+  usage: Collection<UsageDoc>;
+  settings: Collection<SettingDoc>;
+  migrations: Collection<MigrationDoc>;
+}
+
+export function collectionsOf(db: Db): Collections {
+  return {
+    organizations: db.collection<OrganizationDoc>('organizations'),
+    users: db.collection<UserDoc>('users'),
+    groups: db.collection<GroupDoc>('groups'),
+    keys: db.collection<KeyDoc>('api_keys'),
+    agents: db.collection<AgentDoc>('agents'),
+    agentVersions: db.collection<AgentVersionDoc>('agent_versions'),
+    runs: db.collection<RunDoc>('runs'),
+    steps: db.collection<StepDoc>('step_verdicts'),
+    conversations: db.collection<ConversationDoc>('conversations'),
+    items: db.collection<ItemDoc>('conversation_items'),
+    responses: db.collection<ResponseDoc>('responses'),
+    responseEvents: db.collection<ResponseEventDoc>('response_events'),
+    audit: db.collection<AuditDoc>('audit_records'),
+    usage: db.collection<UsageDoc>('usage_records'),
+    settings: db.collection<SettingDoc>('settings'),
+    migrations: db.collection<MigrationDoc>('schema_migrations'),
+  };
+}
+
+export function date(iso: string): Date {
+  return new Date(iso);
+}
+
+export function dateOrNull(iso: string | null): Date | null {
+  return iso === null ? null : new Date(iso);
+}
+
+export function isoOrNull(value: Date | null): string | null {
+  return value === null ? null : value.toISOString();
+}
+
+/** E11000: a unique index rejected the write. */
+export function isDuplicateKey(err: unknown): err is MongoServerError {
+  return err instanceof MongoServerError && err.code === 11000;
+}
+
+/** Inserts documents, ignoring the ones whose _id already exists (a retried batch is idempotent). */
+export async function insertManyIgnoringDuplicates<T extends { _id: string }>(collection: Collection<T>, docs: T[]): Promise<void> {
+  if (docs.length === 0) return;
+  try {
+    await collection.insertMany(docs as unknown as OptionalUnlessRequiredId<T>[], { ordered: false });
+  } catch (err) {
+    const writeErrors = (err as { writeErrors?: unknown }).writeErrors;
+    const list = Array.isArray(writeErrors) ? (writeErrors as { code?: number }[]) : writeErrors ? [writeErrors as { code?: number }] : [];
+    if (list.length === 0 || list.some((e) => e.code !== 11000)) throw err;
+  }
+}
+
+export const ALL_PERMISSIONS: readonly Permission[] = ['view', 'edit', 'delete', 'share'];

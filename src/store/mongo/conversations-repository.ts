@@ -1,0 +1,165 @@
+import type { Filter } from 'mongodb';
+import type { ConversationRepository } from '../port';
+import type { ConversationItemRecord, ConversationRecord } from '../types';
+import { date, isDuplicateKey, type Collections, type ConversationDoc, type ItemDoc } from './collections';
+import { agentPermissionsExpr } from './permissions';
+
+function toConversation(doc: ConversationDoc): ConversationRecord {
+  return { id: doc._id, orgId: doc.orgId, userId: doc.userId, runId: doc.runId, metadata: doc.metadata, createdAt: doc.createdAt.toISOString() };
+}
+
+function toItem(doc: ItemDoc): ConversationItemRecord {
+  return {
+    id: doc.id,
+    conversationId: doc.conversationId,
+    position: doc.position,
+    type: doc.type,
+    role: doc.role,
+    data: doc.data,
+    status: doc.status,
+    idempotencyKey: doc.idempotencyKey,
+    responseId: doc.responseId,
+    createdAt: doc.createdAt.toISOString(),
+  };
+}
+
+/** Bound on position conflicts one item may meet (each is another writer's successful insert). */
+const MAX_CONFLICTS = 1000;
+
+export function mongoConversations(c: Collections): ConversationRepository {
+  async function lastPosition(conversationId: string): Promise<number> {
+    const [doc] = await c.items.find({ conversationId }, { projection: { position: 1 } }).sort({ position: -1 }).limit(1).toArray();
+    return doc?.position ?? 0;
+  }
+
+  return {
+    async create(conversation) {
+      await c.conversations.insertOne({
+        _id: conversation.id,
+        orgId: conversation.orgId,
+        userId: conversation.userId,
+        runId: conversation.runId,
+        metadata: conversation.metadata,
+        createdAt: date(conversation.createdAt),
+      });
+    },
+    async get(id) {
+      const doc = await c.conversations.findOne({ _id: id });
+      return doc ? toConversation(doc) : null;
+    },
+    async getVisible(principal, id) {
+      const run = { $arrayElemAt: ['$run', 0] };
+      const agent = { $arrayElemAt: ['$agent', 0] };
+      const field = (doc: unknown, name: string): unknown => ({ $let: { vars: { doc }, in: `$$doc.${name}` } });
+      const [doc] = await c.conversations
+        .aggregate<ConversationDoc>([
+          { $match: { _id: id, orgId: principal.orgId } },
+          { $lookup: { from: c.runs.collectionName, localField: 'runId', foreignField: '_id', as: 'run' } },
+          { $lookup: { from: c.agents.collectionName, localField: 'run.agentId', foreignField: '_id', as: 'agent' } },
+          {
+            $match: {
+              $expr: {
+                $or: [
+                  { $literal: principal.role === 'admin' },
+                  { $eq: ['$userId', { $literal: principal.userId }] },
+                  {
+                    $and: [
+                      { $eq: [field(run, 'orgId'), { $literal: principal.orgId }] },
+                      {
+                        $or: [
+                          { $eq: [field(run, 'userId'), { $literal: principal.userId }] },
+                          {
+                            $and: [
+                              { $eq: [field(agent, 'orgId'), { $literal: principal.orgId }] },
+                              { $gt: [{ $size: agentPermissionsExpr(principal, agent) }, 0] },
+                            ],
+                          },
+                        ],
+                      },
+                    ],
+                  },
+                ],
+              },
+            },
+          },
+          { $project: { run: 0, agent: 0 } },
+        ])
+        .toArray();
+      return doc ? toConversation(doc) : null;
+    },
+    async append(conversationId, items) {
+      if (items.length === 0) return [];
+      if (!(await c.conversations.findOne({ _id: conversationId }, { projection: { _id: 1 } }))) {
+        throw new Error(`conversation ${conversationId} does not exist`);
+      }
+      // Lock-free: each item is inserted at last+1 with _id `${conversationId}#${position}`, so two writers
+      // can never hold one position and a position is only consumed by a successful insert (no gaps).
+      // A lost race re-reads the last position; a duplicate idempotency key (unique index) returns the
+      // stored item instead. Items of one call keep their order; calls racing may interleave.
+      const keys = items.map((i) => i.idempotencyKey).filter((k): k is string => k !== null);
+      const known = new Map<string, ConversationItemRecord>();
+      if (keys.length > 0) {
+        for (const doc of await c.items.find({ conversationId, idempotencyKey: { $in: keys } }).toArray()) {
+          if (doc.idempotencyKey !== null) known.set(doc.idempotencyKey, toItem(doc));
+        }
+      }
+      const result: ConversationItemRecord[] = [];
+      let position = (await lastPosition(conversationId)) + 1;
+      for (const item of items) {
+        const existing = item.idempotencyKey === null ? undefined : known.get(item.idempotencyKey);
+        if (existing) {
+          result.push(existing);
+          continue;
+        }
+        for (let conflicts = 0; ; conflicts++) {
+          if (conflicts >= MAX_CONFLICTS) throw new Error(`conversation ${conversationId}: too many concurrent appenders`);
+          const doc: ItemDoc = {
+            _id: `${conversationId}#${position}`,
+            conversationId,
+            position,
+            id: item.id,
+            type: item.type,
+            role: item.role,
+            data: item.data,
+            status: item.status,
+            idempotencyKey: item.idempotencyKey,
+            responseId: item.responseId,
+            createdAt: new Date(),
+          };
+          try {
+            await c.items.insertOne(doc);
+            const record = toItem(doc);
+            if (record.idempotencyKey !== null) known.set(record.idempotencyKey, record);
+            result.push(record);
+            position++;
+            break;
+          } catch (err) {
+            if (!isDuplicateKey(err)) throw err;
+            if (item.idempotencyKey !== null) {
+              const stored = await c.items.findOne({ conversationId, idempotencyKey: item.idempotencyKey });
+              if (stored) {
+                const record = toItem(stored);
+                known.set(item.idempotencyKey, record);
+                result.push(record);
+                break;
+              }
+            }
+            position = (await lastPosition(conversationId)) + 1;
+          }
+        }
+      }
+      return result;
+    },
+    async listItems(conversationId, options) {
+      const desc = options.order === 'desc';
+      const filter: Filter<ItemDoc> = { conversationId };
+      if (options.afterPosition !== undefined) filter.position = desc ? { $lt: options.afterPosition } : { $gt: options.afterPosition };
+      const docs = await c.items.find(filter).sort({ position: desc ? -1 : 1 }).limit(options.limit).toArray();
+      return docs.map(toItem);
+    },
+    async getItem(conversationId, itemId) {
+      const doc = await c.items.findOne({ conversationId, id: itemId });
+      return doc ? toItem(doc) : null;
+    },
+  };
+}

@@ -1,0 +1,134 @@
+// The Store port over MongoDB with the official driver. No multi-document transactions (they need a
+// replica set): every concurrency rule rests on single-document atomicity and unique indexes.
+import { MongoClient } from 'mongodb';
+import type { Store } from '../port';
+import { mongoAgents } from './agents-repository';
+import { collectionsOf, date, type Collections } from './collections';
+import { mongoConversations } from './conversations-repository';
+import { mongoGroups, mongoKeys, mongoOrganizations, mongoSettings, mongoUsers } from './identity-repositories';
+import { mongoAudit, mongoResponses, mongoSteps, mongoUsage } from './records-repositories';
+import { mongoRuns } from './runs-repository';
+
+/** Bumped when the index set below changes; recorded in schema_migrations like the SQL stores. */
+const SCHEMA_VERSION = 1;
+/** Documents deleted per prune round trip. */
+const PRUNE_BATCH = 1000;
+
+async function createIndexes(c: Collections): Promise<void> {
+  // createIndex is idempotent for an identical spec, so concurrent starts converge on one index set.
+  await Promise.all([
+    c.users.createIndex({ orgId: 1, _id: 1 }),
+    c.groups.createIndex({ orgId: 1, members: 1 }),
+    c.keys.createIndex({ hash: 1 }, { unique: true }),
+    c.keys.createIndex({ orgId: 1, createdAt: 1 }),
+    c.keys.createIndex({ revokedAt: 1 }),
+    c.agents.createIndex({ orgId: 1, deletedAt: 1, createdAt: -1, _id: -1 }),
+    c.runs.createIndex({ agentId: 1, createdAt: -1, _id: -1 }),
+    c.runs.createIndex({ status: 1, createdAt: 1, _id: 1 }),
+    c.runs.createIndex({ status: 1, deadlineAt: 1 }),
+    c.runs.createIndex({ createdAt: 1 }),
+    c.steps.createIndex({ runId: 1, stepNumber: 1 }),
+    c.conversations.createIndex({ runId: 1 }),
+    c.items.createIndex({ conversationId: 1, position: 1 }, { unique: true }),
+    c.items.createIndex({ conversationId: 1, id: 1 }),
+    c.items.createIndex(
+      { conversationId: 1, idempotencyKey: 1 },
+      { unique: true, partialFilterExpression: { idempotencyKey: { $type: 'string' } }, name: 'conversation_idempotency' },
+    ),
+    c.responses.createIndex({ createdAt: 1 }),
+    c.responseEvents.createIndex({ responseId: 1, sequenceNumber: 1 }),
+    c.audit.createIndex({ orgId: 1, at: 1, _id: 1 }),
+    c.audit.createIndex({ at: 1 }),
+    c.usage.createIndex({ orgId: 1, at: 1 }),
+    c.usage.createIndex({ at: 1 }),
+  ]);
+  await c.migrations.updateOne({ _id: SCHEMA_VERSION }, { $setOnInsert: { name: 'initial indexes', appliedAt: new Date() } }, { upsert: true }).catch((err: unknown) => {
+    // Two processes recording the same version at once: the other one won, which is fine.
+    if ((err as { code?: number }).code !== 11000) throw err;
+  });
+}
+
+async function pruneRuns(c: Collections, before: Date): Promise<number> {
+  let total = 0;
+  for (;;) {
+    // Finished runs only: an in-progress run belongs to a worker. A run's conversation goes with it.
+    const batch = await c.runs
+      .find({ createdAt: { $lt: before }, status: { $ne: 'in_progress' } }, { projection: { _id: 1, conversationId: 1 } })
+      .limit(PRUNE_BATCH)
+      .toArray();
+    if (batch.length === 0) return total;
+    const ids = batch.map((r) => r._id);
+    const conversations = (
+      await c.conversations.find({ _id: { $in: batch.map((r) => r.conversationId) }, runId: { $in: ids } }, { projection: { _id: 1 } }).toArray()
+    ).map((d) => d._id);
+    await c.items.deleteMany({ conversationId: { $in: conversations } });
+    await c.conversations.deleteMany({ _id: { $in: conversations } });
+    await c.steps.deleteMany({ runId: { $in: ids } });
+    total += (await c.runs.deleteMany({ _id: { $in: ids } })).deletedCount;
+  }
+}
+
+async function pruneResponses(c: Collections, before: Date): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const ids = (await c.responses.find({ createdAt: { $lt: before } }, { projection: { _id: 1 } }).limit(PRUNE_BATCH).toArray()).map((d) => d._id);
+    if (ids.length === 0) return total;
+    await c.responseEvents.deleteMany({ responseId: { $in: ids } });
+    total += (await c.responses.deleteMany({ _id: { $in: ids } })).deletedCount;
+  }
+}
+
+export interface MongoStoreOptions {
+  url: string;
+  /** How long to look for a reachable server before an operation fails. */
+  serverSelectionTimeoutMS?: number;
+}
+
+/** Connects (failing when no server answers) and returns the store; call migrate() before use. */
+export async function openMongoStore(options: MongoStoreOptions): Promise<Store> {
+  const explicitTimeout = /[?&]serverSelectionTimeoutMS=/i.test(options.url);
+  const client = new MongoClient(options.url, explicitTimeout ? {} : { serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000 });
+  try {
+    await client.connect();
+  } catch (err) {
+    await client.close().catch(() => undefined);
+    throw err;
+  }
+  // The database named in the URL path (the driver's default when absent is "test"); an explicit name is expected.
+  const db = client.db();
+  const c = collectionsOf(db);
+  let closed: Promise<void> | null = null;
+  return {
+    driver: 'mongodb',
+    organizations: mongoOrganizations(c),
+    users: mongoUsers(c),
+    groups: mongoGroups(c),
+    keys: mongoKeys(c),
+    agents: mongoAgents(c),
+    runs: mongoRuns(c),
+    steps: mongoSteps(c),
+    conversations: mongoConversations(c),
+    responses: mongoResponses(c),
+    audit: mongoAudit(c),
+    usage: mongoUsage(c),
+    settings: mongoSettings(c),
+    async migrate() {
+      await createIndexes(c);
+    },
+    async ping() {
+      await db.command({ ping: 1 });
+    },
+    async prune(before) {
+      const cutoff = date(before);
+      const runs = await pruneRuns(c, cutoff);
+      const responses = await pruneResponses(c, cutoff);
+      await c.audit.deleteMany({ at: { $lt: cutoff } });
+      await c.usage.deleteMany({ at: { $lt: cutoff } });
+      return { runs, responses };
+    },
+    close() {
+      closed ??= client.close();
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,42 @@
+// The principal's permissions on an agent as an aggregation expression, so visibility is decided by the
+// server in the query (as the SQL backends do), never by filtering afterwards. Values from the principal
+// are wrapped in $literal: a user or group id starting with "$" must not be read as a field path.
+import type { Document } from 'mongodb';
+import type { Principal } from '../types';
+import { ALL_PERMISSIONS } from './collections';
+
+/**
+ * Permissions (canonical order) of `principal` on the agent that `agent` (an expression, e.g. "$$ROOT"
+ * or { $arrayElemAt: ["$agent", 0] }) resolves to. Callers also require the agent's orgId to equal the
+ * principal's: other organizations never see it.
+ */
+export function agentPermissionsExpr(principal: Principal, agent: unknown): Document {
+  if (principal.role === 'admin') return { $literal: [...ALL_PERMISSIONS] };
+  const user = { $literal: principal.userId };
+  const groups = { $literal: principal.groups };
+  const granted = {
+    $reduce: {
+      input: {
+        $filter: {
+          input: { $ifNull: ['$$agent.sharedWith', []] },
+          as: 'share',
+          cond: { $or: [{ $eq: ['$$share.user', user] }, { $in: [{ $ifNull: ['$$share.group', null] }, groups] }] },
+        },
+      },
+      initialValue: [],
+      in: { $setUnion: ['$$value', { $ifNull: ['$$this.permissions', []] }] },
+    },
+  };
+  return {
+    $let: {
+      vars: { agent },
+      in: {
+        $cond: [
+          { $eq: ['$$agent.createdBy', user] },
+          { $literal: [...ALL_PERMISSIONS] },
+          { $let: { vars: { granted }, in: { $filter: { input: { $literal: [...ALL_PERMISSIONS] }, as: 'p', cond: { $in: ['$$p', '$$granted'] } } } } },
+        ],
+      },
+    },
+  };
+}

@@ -1,0 +1,216 @@
+import type { Filter } from 'mongodb';
+import type { AuditRepository, ResponseRepository, StepVerdictRepository, UsageRepository } from '../port';
+import type { AuditRecord, ResponseRecord } from '../types';
+import {
+  date,
+  dateOrNull,
+  insertManyIgnoringDuplicates,
+  isoOrNull,
+  type AuditDoc,
+  type Collections,
+  type ResponseDoc,
+  type StepDoc,
+} from './collections';
+
+function toResponse(doc: ResponseDoc): ResponseRecord {
+  return {
+    id: doc._id,
+    orgId: doc.orgId,
+    userId: doc.userId,
+    status: doc.status,
+    model: doc.model,
+    conversationId: doc.conversationId,
+    previousResponseId: doc.previousResponseId,
+    stored: doc.stored,
+    body: doc.body,
+    inputItems: doc.inputItems,
+    createdAt: doc.createdAt.toISOString(),
+    updatedAt: doc.updatedAt.toISOString(),
+    expiresAt: isoOrNull(doc.expiresAt),
+  };
+}
+
+function toAudit(doc: AuditDoc): AuditRecord {
+  return {
+    id: doc._id,
+    at: doc.at.toISOString(),
+    orgId: doc.orgId,
+    userId: doc.userId,
+    keyId: doc.keyId,
+    method: doc.method,
+    route: doc.route,
+    operationId: doc.operationId,
+    resourceIds: doc.resourceIds,
+    status: doc.status,
+    latencyMs: doc.latencyMs,
+    requestId: doc.requestId,
+  };
+}
+
+export function mongoSteps(c: Collections): StepVerdictRepository {
+  return {
+    async init(runId, steps) {
+      if (steps.length === 0) return;
+      const now = new Date();
+      await c.steps.bulkWrite(
+        steps.map((step) => ({
+          updateOne: {
+            filter: { _id: `${runId}#${step.stepNumber}` },
+            update: {
+              $setOnInsert: { runId, stepNumber: step.stepNumber, name: step.name, result: null, explanation: null, completed: false, updatedAt: now },
+            },
+            upsert: true,
+          },
+        })),
+        { ordered: false },
+      );
+    },
+    async update(runId, stepNumber, patch) {
+      const set: Partial<StepDoc> = { updatedAt: new Date() };
+      if (patch.result !== undefined) set.result = patch.result;
+      if (patch.explanation !== undefined) set.explanation = patch.explanation;
+      if (patch.completed !== undefined) set.completed = patch.completed;
+      await c.steps.updateOne({ _id: `${runId}#${stepNumber}` }, { $set: set });
+    },
+    async list(runId) {
+      const docs = await c.steps.find({ runId }).sort({ stepNumber: 1 }).toArray();
+      return docs.map((d) => ({
+        runId: d.runId,
+        stepNumber: d.stepNumber,
+        name: d.name,
+        result: d.result,
+        explanation: d.explanation,
+        completed: d.completed,
+        updatedAt: d.updatedAt.toISOString(),
+      }));
+    },
+  };
+}
+
+export function mongoResponses(c: Collections): ResponseRepository {
+  return {
+    async create(r) {
+      await c.responses.insertOne({
+        _id: r.id,
+        orgId: r.orgId,
+        userId: r.userId,
+        status: r.status,
+        model: r.model,
+        conversationId: r.conversationId,
+        previousResponseId: r.previousResponseId,
+        stored: r.stored,
+        body: r.body,
+        inputItems: r.inputItems,
+        createdAt: date(r.createdAt),
+        updatedAt: date(r.updatedAt),
+        expiresAt: dateOrNull(r.expiresAt),
+      });
+    },
+    async get(id) {
+      const doc = await c.responses.findOne({ _id: id });
+      return doc ? toResponse(doc) : null;
+    },
+    async getVisible(principal, id, now) {
+      const doc = await c.responses.findOne({
+        _id: id,
+        orgId: principal.orgId,
+        stored: true,
+        $or: [{ expiresAt: null }, { expiresAt: { $gt: date(now) } }],
+      });
+      return doc ? toResponse(doc) : null;
+    },
+    async update(id, patch) {
+      const set: Partial<ResponseDoc> = { updatedAt: new Date() };
+      if (patch.status !== undefined) set.status = patch.status;
+      if (patch.body !== undefined) set.body = patch.body;
+      if (patch.conversationId !== undefined) set.conversationId = patch.conversationId;
+      if (patch.expiresAt !== undefined) set.expiresAt = dateOrNull(patch.expiresAt);
+      await c.responses.updateOne({ _id: id }, { $set: set });
+    },
+    async appendEvents(events) {
+      // A re-sent event (same response and sequence number) is kept once.
+      await insertManyIgnoringDuplicates(
+        c.responseEvents,
+        events.map((e) => ({
+          _id: `${e.responseId}#${e.sequenceNumber}`,
+          responseId: e.responseId,
+          sequenceNumber: e.sequenceNumber,
+          event: e.event,
+          data: e.data,
+          createdAt: date(e.createdAt),
+        })),
+      );
+    },
+    async listEvents(responseId, after) {
+      const docs = await c.responseEvents.find({ responseId, sequenceNumber: { $gt: after } }).sort({ sequenceNumber: 1 }).toArray();
+      return docs.map((d) => ({ responseId: d.responseId, sequenceNumber: d.sequenceNumber, event: d.event, data: d.data, createdAt: d.createdAt.toISOString() }));
+    },
+  };
+}
+
+export function mongoAudit(c: Collections): AuditRepository {
+  return {
+    async insertMany(records) {
+      // Ids are unique: a batch retried after a failed flush does not duplicate records.
+      await insertManyIgnoringDuplicates(
+        c.audit,
+        records.map((r) => ({
+          _id: r.id,
+          at: date(r.at),
+          orgId: r.orgId,
+          userId: r.userId,
+          keyId: r.keyId,
+          method: r.method,
+          route: r.route,
+          operationId: r.operationId,
+          resourceIds: r.resourceIds,
+          status: r.status,
+          latencyMs: r.latencyMs,
+          requestId: r.requestId,
+        })),
+      );
+    },
+    async list(query) {
+      if (query.limit <= 0) return [];
+      const and: Filter<AuditDoc>[] = [{ orgId: query.orgId }];
+      if (query.since) and.push({ at: { $gte: date(query.since) } });
+      if (query.after) {
+        const a = date(query.after.at);
+        and.push({ $or: [{ at: { $gt: a } }, { at: a, _id: { $gt: query.after.id } }] });
+      }
+      const docs = await c.audit.find({ $and: and }).sort({ at: 1, _id: 1 }).limit(query.limit).toArray();
+      return docs.map(toAudit);
+    },
+  };
+}
+
+export function mongoUsage(c: Collections): UsageRepository {
+  return {
+    async insertMany(records) {
+      if (records.length === 0) return;
+      await c.usage.insertMany(
+        records.map((r) => ({
+          at: date(r.at),
+          orgId: r.orgId,
+          userId: r.userId,
+          keyId: r.keyId,
+          model: r.model,
+          promptTokens: r.promptTokens,
+          completionTokens: r.completionTokens,
+          requestId: r.requestId,
+        })),
+      );
+    },
+    async totals(orgId, since) {
+      const match: Filter<{ orgId: string; at: Date }> = since ? { orgId, at: { $gte: date(since) } } : { orgId };
+      const rows = await c.usage
+        .aggregate<{ _id: string; requests: number; promptTokens: number; completionTokens: number }>([
+          { $match: match },
+          { $group: { _id: '$model', requests: { $sum: 1 }, promptTokens: { $sum: '$promptTokens' }, completionTokens: { $sum: '$completionTokens' } } },
+          { $sort: { _id: 1 } },
+        ])
+        .toArray();
+      return rows.map((r) => ({ model: r._id, requests: r.requests, promptTokens: r.promptTokens, completionTokens: r.completionTokens }));
+    },
+  };
+}

@@ -1,0 +1,74 @@
+// Opening stores: unreachable backends fail with a one-line reason (the CLI prints it), credentials never
+// appear in it, and several processes may migrate one postgres database at once.
+import assert from 'node:assert/strict';
+import { writeFile, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { createLogger } from '../../src/log/logger';
+import { createStore } from '../../src/store/index';
+import { MIGRATIONS } from '../../src/store/sql/schema';
+import { createTestSchema, databaseUrl } from '../helpers/store';
+
+const logger = createLogger({ level: 'error', silent: true });
+
+function assertOneLine(err: unknown, pattern: RegExp): true {
+  assert.ok(err instanceof Error);
+  assert.match(err.message, pattern);
+  assert.ok(!err.message.includes('\n'), 'one line');
+  assert.ok(!err.message.includes('hunter2'), 'no password');
+  return true;
+}
+
+describe('opening stores', function () {
+  this.timeout(30_000);
+
+  it('postgres: an unreachable server gives a one-line reason without credentials', async () => {
+    await assert.rejects(
+      createStore({ driver: 'postgres', path: '', url: 'postgres://app:hunter2@127.0.0.1:1/nowhere', retentionDays: 30 }, { logger }),
+      (err) => assertOneLine(err, /^cannot open the postgres store at postgres:\/\/127\.0\.0\.1:1\/nowhere: .*ECONNREFUSED/),
+    );
+  });
+
+  it('mongodb: an unreachable server gives a one-line reason without credentials', async () => {
+    await assert.rejects(
+      createStore({ driver: 'mongodb', path: '', url: 'mongodb://app:hunter2@127.0.0.1:1/nowhere?serverSelectionTimeoutMS=300', retentionDays: 30 }, { logger }),
+      (err) => assertOneLine(err, /^cannot open the mongodb store at mongodb:\/\/127\.0\.0\.1:1\/nowhere: /),
+    );
+  });
+
+  it('embedded: a store path that cannot be a directory gives a one-line reason', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'agw-open-'));
+    try {
+      const file = path.join(dir, 'not-a-dir');
+      await writeFile(file, 'x');
+      await assert.rejects(createStore({ driver: 'embedded', path: file, retentionDays: 30 }, { logger }), (err) =>
+        assertOneLine(err, /^cannot open the embedded store at .*not-a-dir: /),
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('postgres: several processes starting at once migrate once (advisory lock)', async () => {
+    const schema = await createTestSchema('migrate');
+    try {
+      const config = { driver: 'postgres' as const, path: '', url: schema.url, retentionDays: 30 };
+      const stores = await Promise.all([1, 2, 3, 4].map(() => createStore(config, { logger })));
+      await Promise.all(stores.map((s) => s.migrate()));
+      await Promise.all(stores.map((s) => s.close()));
+      const client = new pg.Client({ connectionString: databaseUrl() });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ version: number }>(`SELECT version FROM ${schema.schema}.schema_migrations ORDER BY version`);
+        assert.deepEqual(rows.map((r) => r.version), MIGRATIONS.map((m) => m.version));
+        const tables = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = $1`, [schema.schema]);
+        assert.ok((tables.rows[0]?.n ?? 0) >= 15, 'the tables landed in the test schema');
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await schema.drop();
+    }
+  });
+});
