@@ -192,7 +192,14 @@ describe('providers/anthropic', () => {
   describe('streams', () => {
     it('translates events split across TCP writes: role first, text, tool call id/name then fragments, finish, usage', async () => {
       upstream.script({ kind: 'sse', events: textThenToolEvents(), chunkBytes: 5 });
-      const chunks = await collect(provider.chatStream({ model: 'claude-gw', messages: [{ role: 'user', content: 'weather?' }], tools: [weatherTool] }, 'claude', {}));
+      const chunks = await collect(
+        provider.chatStream(
+          { model: 'claude-gw', messages: [{ role: 'user', content: 'weather?' }], tools: [weatherTool], stream_options: { include_usage: true } },
+          'claude',
+          {},
+        ),
+      );
+      assert.equal(upstream.requests[0]?.body['stream_options'], undefined);
       assert.equal(upstream.requests[0]?.body['stream'], true);
       assert.equal(upstream.requests[0]?.headers['accept'], 'text/event-stream');
       const result = reassemble(chunks);
@@ -205,9 +212,19 @@ describe('providers/anthropic', () => {
       const toolChunks = chunks.filter((c) => c.choices[0]?.delta.tool_calls);
       assert.deepEqual(toolChunks[0]?.choices[0]?.delta.tool_calls, [{ index: 0, id: 'toolu_01Weather', type: 'function', function: { name: 'get_weather', arguments: '' } }]);
       assert.equal(toolChunks.length, 4);
-      // The usage chunk is last, with no choices (the include_usage shape).
+      // include_usage: the usage chunk is last, with no choices (OpenAI's shape).
       assert.deepEqual(chunks.at(-1)?.choices, []);
+      assert.equal(chunks.at(-2)?.choices[0]?.finish_reason, 'tool_calls');
       assert.ok(chunks.every((c) => c.object === 'chat.completion.chunk' && c.id === 'msg_01Stream' && c.model === 'claude-gw'));
+    });
+
+    it('without include_usage, every chunk has a choice and the usage rides on the finish chunk', async () => {
+      upstream.script({ kind: 'sse', events: textThenToolEvents(), chunkBytes: 64 });
+      const chunks = await collect(provider.chatStream({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, 'claude', {}));
+      assert.ok(chunks.every((c) => c.choices.length === 1));
+      const last = chunks.at(-1);
+      assert.equal(last?.choices[0]?.finish_reason, 'tool_calls');
+      assert.deepEqual(last?.usage, { prompt_tokens: 482, completion_tokens: 89, total_tokens: 571, prompt_tokens_details: { cached_tokens: 10 } });
     });
 
     it('keeps a tool call whose input came whole in content_block_start, and parallel calls apart', async () => {
@@ -239,6 +256,21 @@ describe('providers/anthropic', () => {
         })(),
         (err: unknown) => err instanceof GatewayError && /overloaded_error/.test(err.message) && /Overloaded/.test(err.message),
       );
+      assert.equal(reassemble(seen).content, 'Okay, let me ');
+    });
+
+    it('aborting the call (client gone) closes the upstream connection mid-stream', async () => {
+      upstream.script({ kind: 'hang', events: textThenToolEvents().slice(0, 4) });
+      const controller = new AbortController();
+      const gone = upstream.clientGone();
+      const seen: ChatCompletionChunk[] = [];
+      await assert.rejects(async () => {
+        for await (const chunk of provider.chatStream({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, 'claude', { signal: controller.signal })) {
+          seen.push(chunk);
+          if (reassemble(seen).content !== '') controller.abort();
+        }
+      });
+      await gone;
       assert.equal(reassemble(seen).content, 'Okay, let me ');
     });
 

@@ -48,7 +48,12 @@ export class AnthropicFamilyProvider implements Provider {
     const plan = convertToAnthropicMessages(request);
     const upstream = await this.hosting.prepare(plan.body, upstreamModel, true, options.signal);
     const response = await this.send(upstream, options.signal);
-    yield* anthropicStreamToChunks(this.hosting.events(response.body), { model: request.model, jsonTool: plan.jsonTool });
+    const streamOptions = request['stream_options'] as { include_usage?: unknown } | undefined;
+    yield* anthropicStreamToChunks(this.hosting.events(response.body), {
+      model: request.model,
+      jsonTool: plan.jsonTool,
+      includeUsage: streamOptions?.include_usage === true,
+    });
   }
 
   private async send(upstream: UpstreamRequest, signal: AbortSignal | undefined): Promise<UpstreamResponse> {

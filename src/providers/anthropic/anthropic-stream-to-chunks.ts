@@ -28,6 +28,10 @@ interface OpenBlock {
 export interface StreamContext {
   model: string;
   jsonTool: JsonToolPlan | null;
+  /** `stream_options.include_usage`: usage comes as a last chunk with no choices, as OpenAI sends it.
+   *  Otherwise it rides on the finish chunk (metering still sees it; clients reading choices[0] of
+   *  every chunk never meet an empty choices list they did not ask for). */
+  includeUsage?: boolean;
   now?: () => number;
 }
 
@@ -192,8 +196,13 @@ export class AnthropicStreamToChunks {
     for (const index of [...this.blocks.keys()]) out.push(...this.onBlockStop(index));
     let finish = mapAnthropicStopReason(this.stopReason);
     if (this.sawJson && !this.sawToolCall && finish === 'tool_calls') finish = 'stop';
-    out.push(this.chunk({}, finish));
-    out.push({ ...this.chunk({}), choices: [], usage: mapAnthropicUsage(this.usage) });
+    const usage = mapAnthropicUsage(this.usage);
+    if (this.context.includeUsage === true) {
+      out.push(this.chunk({}, finish));
+      out.push({ ...this.chunk({}), choices: [], usage });
+    } else {
+      out.push({ ...this.chunk({}, finish), usage });
+    }
     return out;
   }
 
