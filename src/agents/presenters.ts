@@ -80,11 +80,12 @@ export function presentAccepted(run: RunRecord) {
  * item's own id, type, role (messages) and status, which the record holds authoritatively.
  */
 export function presentConversationItem(item: ConversationItemRecord): Record<string, unknown> {
+  const { id: _id, type: _type, role: _role, status: _status, ...body } = item.data;
   return {
-    ...item.data,
     id: item.id,
     type: item.type,
     ...(item.role !== null ? { role: item.role } : {}),
+    ...body,
     status: item.status,
   };
 }
