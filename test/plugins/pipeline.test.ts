@@ -7,7 +7,9 @@ import { plugins } from '../../plugins';
 import { assemblePipeline, PipelineError, sortPlugins } from '../../src/pipeline/assemble';
 import { definePlugin, PHASE_ORDER, type PluginDefinition, type Phase } from '../../src/pipeline/plugin';
 import type { GatewayConfig } from '../../src/config/types';
+import request from 'supertest';
 import { testConfig } from '../helpers/config';
+import { startTestGateway, TEST_KEYS } from '../helpers/gateway';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -137,6 +139,58 @@ describe('plugin pipeline', () => {
 
     it('the real registry: rateLimit requires auth', async () => {
       await assert.rejects(assemblePipeline(plugins, configWith({ rateLimit: true }), deps), /plugins\.rateLimit: requires plugin "auth" to be enabled/);
+    });
+  });
+
+  describe('the full chain over HTTP', function () {
+    this.timeout(60_000);
+
+    it('runs every plugin of the default config on a model call: auth, dlp on message text, audit and usage', async () => {
+      const gw = await startTestGateway({
+        config: {
+          plugins: { auth: { enabled: true }, rateLimit: { enabled: true }, dlp: { enabled: true }, stripFields: { enabled: true }, audit: { enabled: true, flushIntervalMs: 50 } },
+        },
+      });
+      try {
+        assert.deepEqual(gw.gateway.services.pipeline.plugins.map((p) => p.definition.name), ['auth', 'rateLimit', 'dlp', 'stripFields', 'audit']);
+        const res = await request(gw.url)
+          .post('/v1/chat/completions')
+          .set('x-api-key', TEST_KEYS.member)
+          .set('x-request-id', 'chain-1')
+          .send({ model: 'demo', messages: [{ role: 'user', content: 'Mail jane.doe@example.com, card 4111 1111 1111 1111, order 100234987.' }], metadata: { trace: 'x' } })
+          .expect(200);
+        const reply = String(res.body.choices?.[0]?.message?.content);
+        assert.match(reply, /\[REDACTED:email\], card \[REDACTED:credit_card\], order 100234987/);
+        assert.ok(!reply.includes('jane.doe@example.com'));
+        const deadline = Date.now() + 3_000;
+        let totals = await gw.store.usage.totals('acme', null);
+        while (totals.length === 0 && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 50));
+          totals = await gw.store.usage.totals('acme', null);
+        }
+        assert.equal(totals[0]?.model, 'demo');
+        assert.ok((totals[0]?.promptTokens ?? 0) > 0);
+        const audit = await gw.store.audit.list({ orgId: 'acme', since: null, limit: 100, after: null });
+        assert.equal(audit.find((r) => r.requestId === 'chain-1')?.route, '/v1/chat/completions');
+      } finally {
+        await gw.close();
+      }
+    });
+
+    it('leaves a disabled plugin out of the chain of a running gateway', async () => {
+      const gw = await startTestGateway({ config: { plugins: { auth: { enabled: true }, dlp: { enabled: false } } } });
+      try {
+        assert.equal(gw.gateway.services.pipeline.has('dlp'), false);
+        assert.equal(gw.gateway.services.pipeline.has('auth'), true);
+        const res = await request(gw.url)
+          .post('/v1/chat/completions')
+          .set('x-api-key', TEST_KEYS.member)
+          .send({ model: 'demo', messages: [{ role: 'user', content: 'Mail jane.doe@example.com' }] })
+          .expect(200);
+        assert.match(String(res.body.choices?.[0]?.message?.content), /jane\.doe@example\.com/);
+      } finally {
+        await gw.close();
+      }
     });
   });
 });
