@@ -117,6 +117,12 @@ describe('agents API', () => {
         assert.equal(res.body.lastRunAtUtc, at(11));
       });
 
+      it('stays on the legacy path for query parameters other than the four paging ones', async () => {
+        const res = await get(`/v1/agents/${agent}?foo=1`).expect(200);
+        assert.equal(res.body.recentRunIds.length, 5);
+        assert.ok(!('nextCursor' in res.body));
+      });
+
       it('paginated path: default limit 20, nextCursor present and null on the last page', async () => {
         const res = await get(`/v1/agents/${agent}?startDate=2024-01-01T00:00:00Z`).expect(200);
         assert.deepEqual(res.body.recentRunIds, newestFirst());
