@@ -1,0 +1,127 @@
+// The Anthropic family end to end: the real gateway (auth, routes, SSE writer) in front of the fake
+// Anthropic and Bedrock upstreams, driven by the official `openai` and `@anthropic-ai/sdk` clients.
+import assert from 'node:assert/strict';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { startTestGateway, TEST_KEYS, type TestGateway } from '../helpers/gateway';
+import { textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
+import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
+import { BEDROCK_TEST_CREDENTIALS, startFakeBedrock, type FakeBedrock } from '../fixtures/upstreams/bedrock-upstream';
+
+describe('Anthropic family through the gateway (official SDKs)', function () {
+  let anthropic: FakeAnthropic;
+  let bedrock: FakeBedrock;
+  let gw: TestGateway;
+  let openai: OpenAI;
+  let claude: Anthropic;
+
+  before(async function () {
+    this.timeout(90_000); // the embedded store's first start is slow on a busy machine
+    anthropic = await startFakeAnthropic();
+    bedrock = await startFakeBedrock();
+    gw = await startTestGateway({
+      config: {
+        providers: {
+          claude: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, allowPrivateNetwork: true, retries: { max: 0 } },
+          bedrock: { type: 'bedrock-anthropic', baseUrl: bedrock.baseUrl, ...BEDROCK_TEST_CREDENTIALS, allowPrivateNetwork: true, retries: { max: 0 } },
+        },
+        models: [
+          { id: 'claude-direct', provider: 'claude', upstream: 'claude-sonnet-4-20250514' },
+          { id: 'claude-bedrock', provider: 'bedrock', upstream: 'anthropic.claude-3-5-sonnet-20240620-v1:0' },
+        ],
+      },
+    });
+    openai = new OpenAI({ apiKey: TEST_KEYS.member, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    claude = new Anthropic({ apiKey: TEST_KEYS.member, baseURL: gw.url, maxRetries: 0 });
+  });
+  after(async () => {
+    await gw?.close();
+    await anthropic?.close();
+    await bedrock?.close();
+  });
+
+  it('chat completions (openai SDK, streaming) over Anthropic: tool calls and usage arrive intact', async () => {
+    anthropic.script({ kind: 'sse', events: textThenToolEvents(), chunkBytes: 6 });
+    const stream = await openai.chat.completions.create({
+      model: 'claude-direct',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'Weather in SF?' }],
+      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } } }],
+    });
+    let content = '';
+    let args = '';
+    let name = '';
+    let finish: string | null = null;
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of stream) {
+      if (chunk.usage) usage = chunk.usage;
+      const choice = chunk.choices[0];
+      content += choice?.delta.content ?? '';
+      for (const call of choice?.delta.tool_calls ?? []) {
+        name ||= call.function?.name ?? '';
+        args += call.function?.arguments ?? '';
+      }
+      finish = choice?.finish_reason ?? finish;
+    }
+    assert.equal(content, 'Okay, let me check.');
+    assert.equal(name, 'get_weather');
+    assert.deepEqual(JSON.parse(args), { location: 'San Francisco, CA' });
+    assert.equal(finish, 'tool_calls');
+    assert.equal(usage?.completion_tokens, 89);
+    assert.equal(anthropic.requests.at(-1)?.body['model'], 'claude-sonnet-4-20250514');
+  });
+
+  it('chat completions JSON mode (openai SDK, not streaming): content is raw JSON without a fence', async () => {
+    anthropic.script({
+      kind: 'json',
+      body: {
+        id: 'msg_j',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-sonnet-4-20250514',
+        content: [{ type: 'tool_use', id: 'toolu_j', name: 'json_response', input: { answer: 42 } }],
+        stop_reason: 'tool_use',
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 5 },
+      },
+    });
+    const completion = await openai.chat.completions.create({
+      model: 'claude-direct',
+      messages: [{ role: 'user', content: 'Answer in JSON' }],
+      response_format: { type: 'json_object' },
+    });
+    assert.equal(completion.choices[0]?.message.content, '{"answer":42}');
+    assert.equal(completion.choices[0]?.finish_reason, 'stop');
+  });
+
+  it('/v1/messages (Anthropic SDK, streaming) over Bedrock: translated both ways, tool_use block rebuilt', async () => {
+    bedrock.script({ kind: 'stream', events: textThenToolEvents() });
+    const stream = claude.messages.stream({
+      model: 'claude-bedrock',
+      max_tokens: 256,
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: 'Weather in SF?' }],
+      tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: { location: { type: 'string' } } } }],
+    });
+    const message = await stream.finalMessage();
+    const seen = bedrock.requests.at(-1);
+    assert.equal(seen?.signatureValid, true);
+    assert.equal(seen?.body['anthropic_version'], 'bedrock-2023-05-31');
+    assert.equal(seen?.body['system'], 'Be brief.');
+    assert.equal(message.stop_reason, 'tool_use');
+    const text = message.content.find((b) => b.type === 'text');
+    const tool = message.content.find((b) => b.type === 'tool_use');
+    assert.equal(text?.type === 'text' ? text.text : '', 'Okay, let me check.');
+    assert.deepEqual(tool?.type === 'tool_use' ? tool.input : null, { location: 'San Francisco, CA' });
+    assert.equal(message.usage.output_tokens, 89);
+  });
+
+  it('/v1/messages (Anthropic SDK) with an upstream error: the upstream status and message in Anthropic\'s envelope', async () => {
+    anthropic.script({ kind: 'error', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 300000 tokens > 200000 maximum' } } });
+    await assert.rejects(
+      claude.messages.create({ model: 'claude-direct', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }),
+      (err: unknown) => err instanceof Anthropic.APIError && err.status === 400 && /prompt is too long/.test(err.message),
+    );
+  });
+});
