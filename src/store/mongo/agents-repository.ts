@@ -35,6 +35,7 @@ export function mongoAgents(c: Collections): AgentRepository {
   }
 
   async function visible(principal: Parameters<AgentRepository['listVisible']>[0], match: Document, limit: number): Promise<VisibleAgent[]> {
+    if (limit <= 0) return []; // $limit 0 is an error in MongoDB, and find().limit(0) means "no limit"
     const docs = await c.agents
       .aggregate<AgentDoc & { permissions: Permission[] }>([
         { $match: { ...match, orgId: principal.orgId, deletedAt: null } },

@@ -151,6 +151,7 @@ export function mongoConversations(c: Collections): ConversationRepository {
       return result;
     },
     async listItems(conversationId, options) {
+      if (options.limit <= 0) return []; // find().limit(0) would mean "no limit"
       const desc = options.order === 'desc';
       const filter: Filter<ItemDoc> = { conversationId };
       if (options.afterPosition !== undefined) filter.position = desc ? { $lt: options.afterPosition } : { $gt: options.afterPosition };

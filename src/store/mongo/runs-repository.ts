@@ -153,6 +153,7 @@ export function mongoRuns(c: Collections): RunRepository {
       return doc ? toRun(doc) : null;
     },
     async listOrphaned(now, limit) {
+      if (limit <= 0) return [];
       const at = date(now);
       const docs = await c.runs
         .find({ status: 'in_progress', $or: [{ leaseOwner: null }, { leaseExpiresAt: null }, { leaseExpiresAt: { $lte: at } }] })
@@ -162,6 +163,7 @@ export function mongoRuns(c: Collections): RunRepository {
       return docs.map(toRun);
     },
     async listOverdue(now, limit) {
+      if (limit <= 0) return [];
       const docs = await c.runs
         .find({ status: 'in_progress', deadlineAt: { $lte: date(now) } })
         .sort({ deadlineAt: 1, _id: 1 })

@@ -29,14 +29,15 @@ export function conversationsContract(h: StoreHandle): void {
       assert.equal(await h.store.conversations.get(uid('missing')), null);
     });
 
-    it('concurrent appends get unique, gap-free positions, each call contiguous and in order', async () => {
+    it('concurrent appends get unique, gap-free positions, each call in order', async () => {
       const id = await conversation();
       const calls = Array.from({ length: 12 }, (_, c) => Array.from({ length: 1 + (c % 3) }, (_, i) => item(`c${c}-i${i}`)));
       const results = await Promise.all(calls.map((items) => h.store.conversations.append(id, items)));
       const total = calls.reduce((n, items) => n + items.length, 0);
       for (const [c, appended] of results.entries()) {
         assert.deepEqual(appended.map((r) => r.id), calls[c]?.map((i) => i.id));
-        for (let i = 1; i < appended.length; i++) assert.equal(appended[i]?.position, (appended[0]?.position ?? 0) + i);
+        // Items of one call keep their order (a backend may interleave racing calls, so no contiguity).
+        for (let i = 1; i < appended.length; i++) assert.ok((appended[i]?.position ?? 0) > (appended[i - 1]?.position ?? 0));
       }
       const positions = results.flat().map((r) => r.position).sort((a, b) => a - b);
       assert.deepEqual(positions, Array.from({ length: total }, (_, i) => positions[0]! + i));
