@@ -64,8 +64,10 @@ export default definePlugin<AuthConfig>({
     const resolver = new KeyResolver(deps.store.keys, deps.logger, config);
     const touches = new TouchBatcher(deps.store.keys, deps.logger, config.touchFlushMs);
 
+    // RFC 6750 section 3: a 401 names the scheme the client should use.
+    const challenge = { 'www-authenticate': 'Bearer' };
     function admit(principal: Principal | null, ctx: { principal: Principal | null }): void {
-      if (principal === null) throw new GatewayError('unauthorized', AUTH_MESSAGES.invalid);
+      if (principal === null) throw new GatewayError('unauthorized', AUTH_MESSAGES.invalid, { headers: challenge });
       ctx.principal = principal;
       if (principal.keyId) touches.add(principal.keyId);
     }
@@ -74,7 +76,7 @@ export default definePlugin<AuthConfig>({
       // Not async: a cache hit completes synchronously, without a promise.
       onRequest(ctx) {
         const credential = readApiKey(ctx.req.headers);
-        if (!credential.ok) throw new GatewayError('unauthorized', AUTH_MESSAGES[credential.reason]);
+        if (!credential.ok) throw new GatewayError('unauthorized', AUTH_MESSAGES[credential.reason], { headers: challenge });
         const hash = hashApiKey(credential.key);
         const cached = resolver.cached(hash);
         if (cached !== undefined) return admit(cached, ctx);

@@ -175,6 +175,7 @@ describe('plugins/auth', () => {
         for (const [headers, message] of cases) {
           const res = await request(gw.url).get(path).set(headers).expect(401);
           assert.deepEqual(res.body, { error: 'Unauthorized', message }, `${path} ${JSON.stringify(headers)}`);
+          assert.equal(res.headers['www-authenticate'], 'Bearer');
         }
       }
       const messages = await request(gw.url).post('/v1/messages').send({}).expect(401);
