@@ -5,6 +5,7 @@
 //   driver  | serve (gateway)                                   | worker
 //   inline  | consumer, recovery, timeouts, schedules, pruning  | (refused by main.ts)
 //   bullmq  | enqueue only; job schedulers, pruning, depth gauge | consumer, recovery, timeouts, depth gauge
+import { buildOrgRedactors } from '../plugins/dlp/org-redactors';
 import { errorFields } from './log/logger';
 import type { JobProcessor } from './queue/port';
 import { RunExecutor, type RedactorFactory } from './runs/executor';
@@ -62,6 +63,18 @@ function sweepDeps(services: AppServices): SweepDeps {
   return { store, queue: runEngine.queue, metrics, logger, active: runEngine.active, now: () => clock.now() };
 }
 
+/** With the dlp plugin on, step prompts are redacted per the organization's policy before they leave. */
+function dlpRedactors(services: AppServices): { redactorFor?: RedactorFactory } {
+  if (!services.pipeline.has('dlp')) return {};
+  const redactors = buildOrgRedactors(services.config);
+  return {
+    redactorFor: async (orgId) => {
+      const redactor = redactors.forOrg(orgId);
+      return redactor ? (text) => redactor.redact(text).text : null;
+    },
+  };
+}
+
 /** The queue consumer with its sweepers: what executes runs in this process. */
 async function startConsumer(services: AppServices, closers: Closer[], options: RuntimeOptions): Promise<void> {
   const { store, logger, metrics, clock, config, models, runEngine } = services;
@@ -75,7 +88,7 @@ async function startConsumer(services: AppServices, closers: Closer[], options: 
     active: runEngine.active,
     owner: runEngine.owner,
     leaseMs: runEngine.leaseMs,
-    ...(options.redactorFor ? { redactorFor: options.redactorFor } : {}),
+    ...(options.redactorFor ? { redactorFor: options.redactorFor } : dlpRedactors(services)),
   });
   const processor: JobProcessor = {
     run: (runId) => executor.execute(runId),
