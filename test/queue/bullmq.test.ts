@@ -78,10 +78,11 @@ describe('bullmq queue (Redis + PostgreSQL)', function () {
     assert.equal((await testStore.store.runs.get(run.id))?.status, 'in_progress');
     assert.equal(upstream.calls.length, 0);
     assert.deepEqual(await gw.gateway.services.runEngine.queue.depth(), { waiting: 1, active: 0, delayed: 0 });
-    await startWorker();
+    const worker = await startWorker();
     const done = await waitForStatus(testStore.store, run.id, 'terminal');
     assert.equal(done.status, 'success');
     assert.equal(upstream.stepCalls().length, 2);
+    assert.match(await worker.services.metrics.registry.getSingleMetricAsString('agw_runs_total'), /agw_runs_total\{status="success"\} 1/);
   });
 
   it('a run enqueued twice is queued once (job id = run id)', async () => {
