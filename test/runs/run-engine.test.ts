@@ -205,6 +205,30 @@ for (const driver of ['embedded', 'postgres'] as const) {
       assert.deepEqual(await gw.store.runs.get(source.id), ended);
     });
 
+    it('records tool calls and their outputs in the conversation, then the reply', async () => {
+      upstream.rule({ match: 'herons', judge: false, toolCalls: [{ id: 'call_h1', name: 'svc_file_read', arguments: '{"path":"a.txt"}' }], times: 1 });
+      const run = await triggerRun(gw, AGENT, [{ name: 'Topic', value: 'herons' }]);
+      await waitForStatus(gw.store, run.id, 'success');
+      const items = await gw.store.conversations.listItems(run.conversationId, { order: 'asc', limit: 100 });
+      assert.deepEqual(
+        items.slice(0, 5).map((i) => [i.type, i.role]),
+        [
+          ['message', 'system'],
+          ['message', 'user'],
+          ['function_call', null],
+          ['function_call_output', null],
+          ['message', 'assistant'],
+        ],
+      );
+      assert.deepEqual(items[2]?.data, { call_id: 'call_h1', name: 'svc_file_read', arguments: '{"path":"a.txt"}' });
+      assert.equal(items[3]?.data['call_id'], 'call_h1');
+      const followUp = upstream.stepCalls().filter((c) => c.prompt.includes('herons'))[1];
+      assert.deepEqual(
+        (followUp?.body['messages'] as { role: string }[]).map((m) => m.role),
+        ['system', 'user', 'assistant', 'tool'],
+      );
+    });
+
     it('re-executing a run never appends an item twice nor asks the model again for a recorded reply', async () => {
       const run = await triggerRun(gw, AGENT, [{ name: 'Topic', value: 'auks' }]);
       await waitForStatus(gw.store, run.id, 'success');
