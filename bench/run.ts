@@ -8,10 +8,14 @@
 //   npm run bench                      the full matrix (non-streaming and streaming, c = 1, 16, 64)
 //   npm run bench -- --duration 5      seconds measured per cell (default 5, after 1 s of warm-up)
 //   npm run bench -- --soak 600        c = 64 non-streaming through the gateway for 600 s, RSS sampled
+//   npm run bench -- --store postgres  one store only: embedded (PGlite, the single-process default) or
+//                                      postgres (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test,
+//                                      in a fresh schema created and dropped by the bench); default: both
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { stringify } from 'yaml';
 
 const DIST = path.resolve(__dirname);
@@ -33,6 +37,38 @@ function flag(name: string, fallback: number): number {
   const value = at >= 0 ? Number(process.argv[at + 1]) : fallback;
   if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
   return value;
+}
+
+type StoreKind = 'embedded' | 'postgres';
+
+function storesWanted(): StoreKind[] {
+  const at = process.argv.indexOf('--store');
+  if (at < 0) return ['embedded', 'postgres'];
+  const value = process.argv[at + 1];
+  if (value === 'embedded' || value === 'postgres') return [value];
+  if (value === 'both') return ['embedded', 'postgres'];
+  throw new Error('--store must be embedded, postgres or both');
+}
+
+/** A fresh schema in DATABASE_URL's database for the postgres store; drop() removes it after the run. */
+async function postgresSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+  const base = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const schema = `agw_bench_${process.pid}_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await client.end();
+    },
+  };
 }
 
 const hasTaskset = (() => {
@@ -99,11 +135,14 @@ function rssOf(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
-function gatewayConfig(dir: string, upstreamPort: number): string {
-  const file = path.join(dir, 'gateway.yaml');
+function gatewayConfig(dir: string, upstreamPort: number, store: StoreKind, postgresUrl: string | null): string {
+  const file = path.join(dir, `gateway-${store}.yaml`);
   const doc = {
     server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 2000 },
-    store: { driver: 'embedded', path: path.join(dir, 'data'), retentionDays: 0 },
+    store:
+      store === 'postgres'
+        ? { driver: 'postgres', url: postgresUrl, path: path.join(dir, 'data-unused'), retentionDays: 0 }
+        : { driver: 'embedded', path: path.join(dir, 'data'), retentionDays: 0 },
     queue: { driver: 'inline' },
     providers: { bench: { type: 'openai', baseUrl: `http://127.0.0.1:${upstreamPort}/v1`, apiKey: 'upstream-key', allowPrivateNetwork: true, retries: { max: 0 } } },
     models: [{ id: 'bench-model', provider: 'bench' }],
@@ -136,15 +175,18 @@ const fmt = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(d
 async function main(): Promise<void> {
   const durationMs = flag('duration', 5) * 1000;
   const soakSeconds = process.argv.includes('--soak') ? flag('soak', 600) : 0;
+  const stores = storesWanted();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'agw-bench-'));
   const children: ChildProcess[] = [];
-  const cleanup = (): void => {
+  let schema: { url: string; drop(): Promise<void> } | null = null;
+  const cleanup = async (): Promise<void> => {
     for (const child of children) child.kill('SIGTERM');
+    await Promise.all(children.map((child) => (child.exitCode === null && child.signalCode === null ? new Promise((r) => child.once('exit', r)) : null)));
     rmSync(dir, { recursive: true, force: true });
+    await schema?.drop().catch((err: unknown) => console.error(`bench: could not drop the postgres schema: ${String(err)}`));
   };
   process.once('SIGINT', () => {
-    cleanup();
-    process.exit(130);
+    void cleanup().finally(() => process.exit(130));
   });
   try {
     const upstream = await startPinned(0, [path.join(DIST, 'upstream.js')]);
@@ -152,66 +194,72 @@ async function main(): Promise<void> {
     const upstreamPort = upstream.info['port'] as number;
     const floor = await startPinned(1, [path.join(DIST, 'floor-proxy.js'), String(upstreamPort)]);
     children.push(floor.child);
-    const gateway = await startPinned(1, [MAIN, 'serve', '--config', gatewayConfig(dir, upstreamPort)], { PATH: process.env['PATH'] ?? '' });
-    children.push(gateway.child);
-    const targets = {
-      direct: `http://127.0.0.1:${upstreamPort}/v1/chat/completions`,
-      floor: `http://127.0.0.1:${String(floor.info['port'])}/v1/chat/completions`,
-      gateway: `http://127.0.0.1:${String(gateway.info['port'])}/v1/chat/completions`,
-    };
-    const gatewayPid = gateway.child.pid!;
+    if (stores.includes('postgres')) schema = await postgresSchema();
+    // Every gateway under test runs at once on core 1 (an idle one costs next to nothing) and is
+    // measured in turn, so each cell compares them with the same direct and floor figures.
+    const gateways: { store: StoreKind; url: string; pid: number }[] = [];
+    for (const store of stores) {
+      const config = gatewayConfig(dir, upstreamPort, store, schema?.url ?? null);
+      const gateway = await startPinned(1, [MAIN, 'serve', '--config', config], { PATH: process.env['PATH'] ?? '' });
+      children.push(gateway.child);
+      gateways.push({ store, url: `http://127.0.0.1:${String(gateway.info['port'])}/v1/chat/completions`, pid: gateway.child.pid! });
+    }
+    const direct = `http://127.0.0.1:${upstreamPort}/v1/chat/completions`;
+    const floorUrl = `http://127.0.0.1:${String(floor.info['port'])}/v1/chat/completions`;
 
     if (soakSeconds > 0) {
-      await soak(targets.gateway, gatewayPid, soakSeconds);
+      for (const gateway of gateways) await soak(gateway.store, gateway.url, gateway.pid, soakSeconds);
       return;
     }
 
     console.log(`agent-gateway benchmark: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version}, ${durationMs / 1000} s per cell`);
-    console.log('proxy under test pinned to core 1; upstream and load generator on core 0; gateway plugins: auth, rateLimit, audit, stripFields\n');
+    console.log(`proxy under test pinned to core 1; upstream and load generator on core 0; gateway plugins: auth, rateLimit, audit, stripFields; stores: ${stores.join(', ')}\n`);
     const rows: string[][] = [];
-    const checks: string[] = [];
+    const checks = new Map<StoreKind, string[]>(stores.map((store) => [store, []]));
     for (const stream of [false, true]) {
       for (const concurrency of [1, 16, 64]) {
-        const result: Record<string, CellResult> = {};
-        for (const [name, url] of Object.entries(targets)) {
-          result[name] = await runLoad(url, concurrency, durationMs, stream, name === 'gateway' ? KEY : '');
+        const d = await runLoad(direct, concurrency, durationMs, stream, '');
+        const f = await runLoad(floorUrl, concurrency, durationMs, stream, '');
+        const row = (name: string, r: CellResult, ratio: string): string[] => [
+          stream ? 'stream' : 'json',
+          String(concurrency),
+          name,
+          fmt(r.rps, 0),
+          fmt(r.p50),
+          fmt(r.p99),
+          fmt(r.ttfbP50),
+          fmt(r.ttfbP99),
+          String(r.errors),
+          ratio,
+        ];
+        rows.push(row('direct', d, ''), row('floor', f, ''));
+        for (const gateway of gateways) {
+          const g = await runLoad(gateway.url, concurrency, durationMs, stream, KEY);
+          rows.push(row(`gateway (${gateway.store})`, g, `${fmt((g.rps / f.rps) * 100, 0)}% of floor, ${fmt((g.rps / d.rps) * 100, 0)}% of direct`));
+          const list = checks.get(gateway.store)!;
+          if (!stream && concurrency === 64) {
+            list.push(check(`json c64 throughput >= 50% of floor`, g.rps / f.rps >= 0.5, `${fmt((g.rps / f.rps) * 100, 1)}%`));
+            list.push(check(`json c64 p99 <= 2x floor's`, g.p99 <= 2 * f.p99, `${fmt(g.p99)} ms vs ${fmt(f.p99)} ms`));
+          }
+          if (!stream && concurrency === 1) list.push(check('json c1 added p50 over direct < 0.5 ms', g.p50 - d.p50 < 0.5, `+${fmt(g.p50 - d.p50, 3)} ms`));
+          if (stream && (concurrency === 1 || concurrency === 64)) {
+            list.push(check(`stream c${concurrency} added TTFB p50 over direct < 1 ms`, g.ttfbP50 - d.ttfbP50 < 1, `+${fmt(g.ttfbP50 - d.ttfbP50, 3)} ms`));
+          }
+          if (stream && concurrency === 64) list.push(check('stream c64 streams/s equal to direct (>= 95%)', g.rps / d.rps >= 0.95, `${fmt((g.rps / d.rps) * 100, 1)}%`));
         }
-        const d = result['direct']!;
-        const f = result['floor']!;
-        const g = result['gateway']!;
-        for (const [name, r] of Object.entries(result)) {
-          rows.push([
-            stream ? 'stream' : 'json',
-            String(concurrency),
-            name,
-            fmt(r.rps, 0),
-            fmt(r.p50),
-            fmt(r.p99),
-            fmt(r.ttfbP50),
-            fmt(r.ttfbP99),
-            String(r.errors),
-            name === 'gateway' ? `${fmt((g.rps / f.rps) * 100, 0)}% of floor, ${fmt((g.rps / d.rps) * 100, 0)}% of direct` : '',
-          ]);
-        }
-        if (!stream && concurrency === 64) {
-          checks.push(check(`json c64 throughput >= 50% of floor`, g.rps / f.rps >= 0.5, `${fmt((g.rps / f.rps) * 100, 1)}%`));
-          checks.push(check(`json c64 p99 <= 2x floor's`, g.p99 <= 2 * f.p99, `${fmt(g.p99)} ms vs ${fmt(f.p99)} ms`));
-        }
-        if (!stream && concurrency === 1) checks.push(check('json c1 added p50 over direct < 0.5 ms', g.p50 - d.p50 < 0.5, `+${fmt(g.p50 - d.p50, 3)} ms`));
-        if (stream && (concurrency === 1 || concurrency === 64)) {
-          checks.push(check(`stream c${concurrency} added TTFB p50 over direct < 1 ms`, g.ttfbP50 - d.ttfbP50 < 1, `+${fmt(g.ttfbP50 - d.ttfbP50, 3)} ms`));
-        }
-        if (stream && concurrency === 64) checks.push(check('stream c64 streams/s equal to direct (>= 95%)', g.rps / d.rps >= 0.95, `${fmt((g.rps / d.rps) * 100, 1)}%`));
       }
     }
-    const peak = rssOf(gatewayPid, 'VmHWM');
-    checks.push(check('gateway peak RSS < 150 MB', peak < 150, `${fmt(peak, 1)} MB`));
     const header = ['mode', 'c', 'target', 'req/s', 'p50 ms', 'p99 ms', 'ttfb p50', 'ttfb p99', 'errors', 'gateway ratio'];
     printTable([header, ...rows]);
-    console.log(`\ngateway peak RSS: ${fmt(peak, 1)} MB\n`);
-    for (const line of checks) console.log(line);
+    for (const gateway of gateways) {
+      const peak = rssOf(gateway.pid, 'VmHWM');
+      const list = checks.get(gateway.store)!;
+      list.push(check('gateway peak RSS < 150 MB', peak < 150, `${fmt(peak, 1)} MB`));
+      console.log(`\ngateway with the ${gateway.store} store: peak RSS ${fmt(peak, 1)} MB`);
+      for (const line of list) console.log(`  ${line}`);
+    }
   } finally {
-    cleanup();
+    await cleanup();
   }
 }
 
@@ -224,10 +272,10 @@ function printTable(rows: string[][]): void {
   for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  '));
 }
 
-async function soak(url: string, pid: number, seconds: number): Promise<void> {
+async function soak(store: StoreKind, url: string, pid: number, seconds: number): Promise<void> {
   const windowSeconds = Math.min(30, seconds);
   const windows = Math.max(1, Math.round(seconds / windowSeconds));
-  console.log(`soak: ${windows} x ${windowSeconds} s at c=64 through the gateway; RSS after each window`);
+  console.log(`soak (${store} store): ${windows} x ${windowSeconds} s at c=64 through the gateway; RSS after each window`);
   const samples: number[] = [];
   for (let i = 0; i < windows; i++) {
     const r = await runLoad(url, 64, windowSeconds * 1000, false, KEY);
@@ -240,7 +288,7 @@ async function soak(url: string, pid: number, seconds: number): Promise<void> {
   const growth = ((last - baseline) / baseline) * 100;
   console.log(`\nRSS after the first window ${fmt(baseline, 1)} MB, after the last ${fmt(last, 1)} MB: growth ${fmt(growth, 1)}%`);
   console.log(check('RSS growth across the soak <= 10%', growth <= 10, `${fmt(growth, 1)}%`));
-  console.log(`peak RSS ${fmt(rssOf(pid, 'VmHWM'), 1)} MB`);
+  console.log(`peak RSS ${fmt(rssOf(pid, 'VmHWM'), 1)} MB\n`);
 }
 
 main().catch((err: unknown) => {

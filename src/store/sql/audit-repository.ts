@@ -1,7 +1,7 @@
 import type { AuditRepository } from '../port';
 import type { AuditRecord } from '../types';
-import type { SqlExecutor, SqlParam } from './database';
-import { iso, json, type Timestamp } from './rows';
+import type { SqlExecutor } from './database';
+import { iso, type Timestamp } from './rows';
 
 interface AuditRow {
   id: string;
@@ -35,26 +35,27 @@ function toAudit(row: AuditRow): AuditRecord {
   };
 }
 
-/** Rows per INSERT statement: keeps the parameter count far below PostgreSQL's 65535 limit. */
-const BATCH = 500;
+/**
+ * One fixed statement whatever the batch size: the records travel as one JSON text parameter and are
+ * expanded server-side by json_to_recordset (keys are the record's own property names), so the server
+ * parses and plans the same text every time instead of a new VALUES list with 12 parameters per row.
+ */
+const INSERT_AUDIT = `INSERT INTO audit_records (id, at, org_id, user_id, key_id, method, route, operation_id, resource_ids, status, latency_ms, request_id)
+  SELECT x.id, x.at, x."orgId", x."userId", x."keyId", x.method, x.route, x."operationId", COALESCE(x."resourceIds", '{}'::jsonb), x.status, x."latencyMs", x."requestId"
+  FROM json_to_recordset($1::json) AS x(id text, at timestamptz, "orgId" text, "userId" text, "keyId" text, method text, route text,
+    "operationId" text, "resourceIds" jsonb, status int, "latencyMs" float8, "requestId" text)
+  ON CONFLICT (id) DO NOTHING`;
+
+/** Rows per statement: bounds the size of one JSON parameter. */
+const BATCH = 1000;
 
 export function sqlAudit(db: SqlExecutor): AuditRepository {
   return {
     async insertMany(records) {
+      // Ids are unique: a batch retried after a failed flush does not duplicate records.
       for (let start = 0; start < records.length; start += BATCH) {
-        const params: SqlParam[] = [];
-        const values = records.slice(start, start + BATCH).map((r) => {
-          params.push(r.id, r.at, r.orgId, r.userId, r.keyId, r.method, r.route, r.operationId, json(r.resourceIds), r.status, r.latencyMs, r.requestId);
-          const b = params.length - 12;
-          return `($${b + 1}::text, $${b + 2}::timestamptz, $${b + 3}::text, $${b + 4}::text, $${b + 5}::text, $${b + 6}::text, $${b + 7}::text,
-            $${b + 8}::text, $${b + 9}::jsonb, $${b + 10}::int, $${b + 11}::float8, $${b + 12}::text)`;
-        });
-        // Ids are unique: a batch retried after a failed flush does not duplicate records.
-        await db.query(
-          `INSERT INTO audit_records (id, at, org_id, user_id, key_id, method, route, operation_id, resource_ids, status, latency_ms, request_id)
-           VALUES ${values.join(', ')} ON CONFLICT (id) DO NOTHING`,
-          params,
-        );
+        const batch = start === 0 && records.length <= BATCH ? records : records.slice(start, start + BATCH);
+        await db.query(INSERT_AUDIT, [JSON.stringify(batch)]);
       }
     },
     async list(query) {

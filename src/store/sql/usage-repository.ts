@@ -1,22 +1,20 @@
 import type { UsageRepository } from '../port';
-import type { SqlExecutor, SqlParam } from './database';
+import type { SqlExecutor } from './database';
 
-const BATCH = 500;
+/** One fixed statement whatever the batch size (see the audit repository): records as one JSON parameter. */
+const INSERT_USAGE = `INSERT INTO usage_records (at, org_id, user_id, key_id, model, prompt_tokens, completion_tokens, request_id)
+  SELECT x.at, x."orgId", x."userId", x."keyId", x.model, x."promptTokens", x."completionTokens", x."requestId"
+  FROM json_to_recordset($1::json) AS x(at timestamptz, "orgId" text, "userId" text, "keyId" text, model text,
+    "promptTokens" int, "completionTokens" int, "requestId" text)`;
+
+const BATCH = 1000;
 
 export function sqlUsage(db: SqlExecutor): UsageRepository {
   return {
     async insertMany(records) {
       for (let start = 0; start < records.length; start += BATCH) {
-        const params: SqlParam[] = [];
-        const values = records.slice(start, start + BATCH).map((r) => {
-          params.push(r.at, r.orgId, r.userId, r.keyId, r.model, r.promptTokens, r.completionTokens, r.requestId);
-          const b = params.length - 8;
-          return `($${b + 1}::timestamptz, $${b + 2}::text, $${b + 3}::text, $${b + 4}::text, $${b + 5}::text, $${b + 6}::int, $${b + 7}::int, $${b + 8}::text)`;
-        });
-        await db.query(
-          `INSERT INTO usage_records (at, org_id, user_id, key_id, model, prompt_tokens, completion_tokens, request_id) VALUES ${values.join(', ')}`,
-          params,
-        );
+        const batch = start === 0 && records.length <= BATCH ? records : records.slice(start, start + BATCH);
+        await db.query(INSERT_USAGE, [JSON.stringify(batch)]);
       }
     },
     async totals(orgId, since) {
