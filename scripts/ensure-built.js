@@ -6,12 +6,15 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const entry = path.join(root, 'dist/src/main.js');
+const operatorConfig = path.join(root, 'config/gateway.yaml');
 
 function newest(dir) {
   let latest = 0;
   for (const entryName of readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entryName.name);
     if (entryName.isDirectory()) latest = Math.max(latest, newest(full));
+    // config/gateway.yaml is read at start-up, not compiled: editing it needs no rebuild.
+    else if (full === operatorConfig) continue;
     else if (/\.(ts|js|ya?ml|json)$/.test(entryName.name)) latest = Math.max(latest, statSync(full).mtimeMs);
   }
   return latest;

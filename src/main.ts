@@ -1,6 +1,7 @@
 // Process entry for `npm start`, `npm run worker` and `npx agent-gateway <command>`.
 import type { Server } from 'node:http';
-import { buildApp } from './app';
+import { buildApp, type GatewayApp } from './app';
+import { redactUrl } from './store/index';
 import { ConfigError, loadConfig, resolveConfigPath } from './config/load';
 import { CliError, flag, positional } from './cli/args';
 import { runAdminOp, type AdminOp } from './cli/admin-ops';
@@ -21,6 +22,10 @@ const USAGE = `usage: agent-gateway <command> [--config FILE]
   audit list --org O [--since T] [--limit N]  print audit records as JSON lines
   config check [--config FILE]            validate the configuration
   openapi                                 print the OpenAPI document`;
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
 
 function fail(message: string): never {
   process.stderr.write(`agent-gateway: ${message.split('\n')[0]}\n`);
@@ -45,7 +50,20 @@ async function serve(argv: string[], worker: boolean): Promise<void> {
       `First start: created organization "default" with admin user "admin".\nAdmin API key (shown once, store it now): ${ctx.bootstrapKey}\n`,
     );
   }
-  const gateway = await buildApp(config, { store, logger });
+  if (!worker && config.plugins['auth']?.enabled !== true) {
+    logger.warn('the auth plugin is off: every call acts as an admin of the first organization', { reason: 'plugins.auth not enabled' });
+  }
+  let built: GatewayApp | undefined;
+  try {
+    built = await buildApp(config, { store, logger });
+    // Fail now, in one line, rather than serve a gateway whose queue (or Redis) is unreachable.
+    await checkDependencies(built, config.queue.redisUrl);
+  } catch (err) {
+    await closeQuietly(built);
+    await ctx.close().catch(() => undefined);
+    throw err;
+  }
+  const gateway = built;
   // The embedded store is this process's alone: admin commands reach it through a local socket.
   const control: ControlServer | null =
     config.store.driver === 'embedded' ? await startControlServer(controlSocketOf(config.store.path), store, logger) : null;
@@ -78,6 +96,12 @@ async function serve(argv: string[], worker: boolean): Promise<void> {
     logger.info('shutting down', { signal });
     const grace = setTimeout(() => server?.closeAllConnections(), config.server.shutdownGraceMs);
     grace.unref();
+    // A dependency that stopped answering (Redis or a database gone) must not keep the process forever.
+    const deadline = setTimeout(() => {
+      logger.error('shutdown did not finish in time; exiting', { signal, durationMs: config.server.shutdownGraceMs + 10_000 });
+      process.exit(1);
+    }, config.server.shutdownGraceMs + 10_000);
+    deadline.unref();
     // Stop accepting; in-flight requests finish (bounded by the grace period); idle sockets close now.
     const closed = server ? new Promise<void>((resolve) => server!.close(() => resolve())) : Promise.resolve();
     server?.closeIdleConnections();
@@ -98,6 +122,32 @@ async function serve(argv: string[], worker: boolean): Promise<void> {
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** Checks the readiness probes other than the store's (already open): the queue and Redis when used. */
+async function checkDependencies(gateway: GatewayApp, redisUrl: string): Promise<void> {
+  for (const [name, check] of Object.entries(gateway.services.readiness)) {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        check(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('no answer within 5 s')), 5000);
+        }),
+      ]);
+    } catch (err) {
+      const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+      throw new CliError(`cannot reach Redis at ${redactUrl(redisUrl)} (${name} check): ${reason}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+async function closeQuietly(gateway: GatewayApp | undefined): Promise<void> {
+  if (!gateway) return;
+  // Closing a queue whose Redis is down can wait on reconnects: bounded.
+  await Promise.race([gateway.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
 }
 
 /** Runs an admin operation on the store, or through the running gateway that holds the embedded store. */
@@ -130,7 +180,7 @@ async function main(argv: string[]): Promise<void> {
       const file = resolveConfigPath(argv, process.env);
       const config = await loadConfig(file, process.env);
       process.stdout.write(
-        `config ok: ${path.relative(process.cwd(), file) || file} (${config.organizations.length} organizations, ${config.models.length} models, ${config.agents.length} agents)\n`,
+        `config ok: ${path.relative(process.cwd(), file) || file} (${count(config.organizations.length, 'organization')}, ${count(config.models.length, 'model')}: ${config.models.map((m) => m.id).join(', ') || 'none'}, ${count(config.agents.length, 'agent')})\n`,
       );
       return;
     }

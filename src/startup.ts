@@ -4,13 +4,19 @@
 import type { Logger } from 'winston';
 import type { GatewayConfig } from './config/types';
 import { syncAgents } from './agents/sync';
-import { syncIdentity, type IdentitySyncResult } from './identity/sync';
+import { syncIdentity, type IdentitySyncOptions, type IdentitySyncResult } from './identity/sync';
 import type { Store } from './store/port';
 
 export type ConfiguredStateResult = IdentitySyncResult;
 
-export async function syncConfiguredState(config: GatewayConfig, store: Store, logger: Logger, now = new Date()): Promise<ConfiguredStateResult> {
-  const identity = await syncIdentity(config, store, logger, now);
+export async function syncConfiguredState(
+  config: GatewayConfig,
+  store: Store,
+  logger: Logger,
+  now = new Date(),
+  options: IdentitySyncOptions = {},
+): Promise<ConfiguredStateResult> {
+  const identity = await syncIdentity(config, store, logger, now, options);
   // Agents after identities: an agent's creator name comes from its user.
   await syncAgents(config, store, logger, now);
   return identity;

@@ -15,6 +15,10 @@ export interface AdminOutput {
   stderr: string;
 }
 
+async function requireOrg(store: Store, command: string, orgId: string): Promise<void> {
+  if (!(await store.organizations.get(orgId))) throw new CliError(`${command}: no organization "${orgId}"`);
+}
+
 export async function runAdminOp(store: Store, op: AdminOp): Promise<AdminOutput> {
   switch (op.cmd) {
     case 'keys.create': {
@@ -25,8 +29,10 @@ export async function runAdminOp(store: Store, op: AdminOp): Promise<AdminOutput
       await revokeKey(store, op.id);
       return { stdout: `revoked ${op.id}\n`, stderr: '' };
     case 'keys.list':
+      await requireOrg(store, 'keys list', op.org);
       return { stdout: `${(await listKeys(store, op.org)).join('\n')}\n`, stderr: '' };
     case 'audit.list': {
+      await requireOrg(store, 'audit list', op.org);
       const lines: string[] = [];
       let after: { at: string; id: string } | null = null;
       while (lines.length < op.limit) {

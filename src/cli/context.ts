@@ -37,7 +37,9 @@ export async function loadCliConfig(argv: readonly string[], env: NodeJS.Process
 /** Loads the config and opens the store (locked if embedded, migrated, configured state synced). */
 export async function openContext(argv: readonly string[], env: NodeJS.ProcessEnv, component: string): Promise<CliContext> {
   const { config, configPath } = await loadCliConfig(argv, env);
-  const logger = createLogger({ level: config.logging.level, component });
+  // Admin commands print their result; their own log lines would only be noise around it.
+  const level = component === 'cli' && config.logging.level !== 'debug' ? 'warn' : config.logging.level;
+  const logger = createLogger({ level, component });
   let lock: EmbeddedLock | null = null;
   if (config.store.driver === 'embedded') {
     const attempt = await tryLockEmbedded(config.store.path);
@@ -59,7 +61,7 @@ export async function openContext(argv: readonly string[], env: NodeJS.ProcessEn
     }
   };
   try {
-    const { bootstrapKey } = await syncConfiguredState(config, store, logger);
+    const { bootstrapKey } = await syncConfiguredState(config, store, logger, new Date(), { bootstrap: component === 'gateway' });
     return { config, configPath, logger, store, bootstrapKey, close };
   } catch (err) {
     await close();

@@ -3,6 +3,7 @@ import type { Store } from '../store/port';
 import { CliError } from './args';
 
 export async function createKey(store: Store, orgId: string, userId: string, name: string, now = new Date()): Promise<{ id: string; key: string }> {
+  if (!(await store.organizations.get(orgId))) throw new CliError(`keys create: no organization "${orgId}"`);
   const user = await store.users.get(userId);
   if (!user || user.orgId !== orgId) throw new CliError(`keys create: no user "${userId}" in organization "${orgId}"`);
   const key = generateApiKey();

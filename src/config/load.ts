@@ -177,7 +177,11 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
     throw new ConfigError(`${source}: ${unique.join('; ')}`, unique);
   }
   const config = doc as unknown as GatewayConfig;
-  if (env['PORT']) config.server.port = Number(env['PORT']);
+  if (env['PORT']) {
+    const port = Number(env['PORT']);
+    if (!/^\d+$/.test(env['PORT']) || port > 65535) throw new ConfigError(`PORT: must be an integer from 0 to 65535, got "${env['PORT']}"`);
+    config.server.port = port;
+  }
   if (env['HOST']) config.server.host = env['HOST'];
   for (const org of config.organizations) org.name ??= org.id;
   for (const org of config.organizations) for (const user of org.users) user.name ??= user.id;

@@ -10,7 +10,21 @@ export interface IdentitySyncResult {
   bootstrapKey: string | null;
 }
 
-export async function syncIdentity(config: GatewayConfig, store: Store, logger: Logger, now = new Date()): Promise<IdentitySyncResult> {
+export interface IdentitySyncOptions {
+  /**
+   * Create the first-start admin key when no key exists (default true). Only a process that can show
+   * it to the operator (serve) does: a key made by an admin command or a worker would never be seen.
+   */
+  bootstrap?: boolean;
+}
+
+export async function syncIdentity(
+  config: GatewayConfig,
+  store: Store,
+  logger: Logger,
+  now = new Date(),
+  options: IdentitySyncOptions = {},
+): Promise<IdentitySyncResult> {
   const at = now.toISOString();
   for (const org of config.organizations) {
     await store.organizations.upsert({
@@ -43,7 +57,7 @@ export async function syncIdentity(config: GatewayConfig, store: Store, logger: 
   }
 
   const configHasKeys = config.organizations.some((org) => org.users.some((u) => u.keys.length > 0));
-  if (configHasKeys || (await store.keys.countActive()) > 0) return { bootstrapKey: null };
+  if (options.bootstrap === false || configHasKeys || (await store.keys.countActive()) > 0) return { bootstrapKey: null };
 
   // First start: nobody can call the API yet. Create default/admin and one key, shown once.
   await store.organizations.upsert({ id: 'default', name: 'Default organization', models: ['*'], rateLimit: null, dlp: null });

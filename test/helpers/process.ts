@@ -2,6 +2,7 @@
 // process, for tests of start-up, shutdown, restarts and the admin commands.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
@@ -110,4 +111,55 @@ export function startServer(args: string[], options: { env?: NodeJS.ProcessEnv; 
       reject(new Error(`server exited with ${code} before listening; stderr: ${err}`));
     });
   });
+}
+
+/** A port that was free a moment ago (for tests that must name a port up front). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export interface TcpProxy {
+  readonly port: number;
+  /** Refuses new connections and cuts the open ones: the target looks unreachable. */
+  cut(): Promise<void>;
+  /** Listens again on the same port. */
+  restore(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A TCP relay to 127.0.0.1:targetPort that a test can cut, to make Redis or a database vanish. */
+export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(targetPort, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  let port = 0;
+  const listen = (): Promise<void> => new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      port = (server.address() as net.AddressInfo).port;
+      resolve();
+    });
+  });
+  const cut = async (): Promise<void> => {
+    if (!server.listening) return;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const s of sockets) s.destroy();
+    await closed;
+  };
+  await listen();
+  return { port, cut, restore: listen, close: cut };
 }
