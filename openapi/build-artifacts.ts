@@ -205,7 +205,9 @@ export async function buildArtifacts(root: string): Promise<Record<string, strin
   const bodyCode = standaloneCode(ajv, bodyExports);
   const paramCode = standaloneCode(paramAjv, paramExports);
 
-  const pluginSchemas = Object.fromEntries(plugins.map((p) => [p.name, p.configSchema]));
+  // `default: {}` makes a plugin the config file does not mention present with its own defaults
+  // (enabled: true): auth, DLP and audit are on unless an operator switches them off explicitly.
+  const pluginSchemas = Object.fromEntries(plugins.map((p) => [p.name, { ...p.configSchema, default: {} }]));
   const configSchemaText = await readFile(path.join(root, 'config/gateway.schema.json'), 'utf8');
 
   return {

@@ -41,7 +41,14 @@ export function baseConfigDocument(): ConfigDocument {
       },
     ],
     agents: [],
-    plugins: {},
+    // Every plugin is on unless switched off; tests switch on the ones they exercise.
+    plugins: {
+      auth: { enabled: false },
+      rateLimit: { enabled: false },
+      dlp: { enabled: false },
+      stripFields: { enabled: false },
+      audit: { enabled: false },
+    },
     logging: { level: 'error', accessLog: false },
   };
 }
