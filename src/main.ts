@@ -105,7 +105,10 @@ async function serve(argv: string[], worker: boolean): Promise<void> {
     // Stop accepting; in-flight requests finish (bounded by the grace period); idle sockets close now.
     const closed = server ? new Promise<void>((resolve) => server!.close(() => resolve())) : Promise.resolve();
     server?.closeIdleConnections();
+    // A keep-alive connection whose last request finishes now turns idle: close it then, not at the grace's end.
+    const sweepIdle = setInterval(() => server?.closeIdleConnections(), 100);
     await closed;
+    clearInterval(sweepIdle);
     clearTimeout(grace);
     try {
       await runtime.close();

@@ -54,6 +54,27 @@ describe('configuration', () => {
     });
   });
 
+  describe('the default config/gateway.yaml switches', () => {
+    it('takes LOG_LEVEL and lets OPENAI_BASE_URL point at a private address only when allowed', () => {
+      const plain = parseConfig(defaultYaml, {});
+      assert.equal(plain.logging.level, 'info');
+      const local = parseConfig(defaultYaml, { LOG_LEVEL: 'debug', OPENAI_API_KEY: 'sk-x', OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' });
+      assert.equal(local.logging.level, 'debug');
+      assert.equal(local.providers['openai']!.baseUrl, 'http://127.0.0.1:11434/v1');
+      assert.equal(local.providers['openai']!.allowPrivateNetwork, false);
+      const allowed = parseConfig(defaultYaml, { OPENAI_API_KEY: 'sk-x', OPENAI_ALLOW_PRIVATE_NETWORK: 'true' });
+      assert.equal(allowed.providers['openai']!.allowPrivateNetwork, true);
+      assert.throws(() => parseConfig(defaultYaml, { LOG_LEVEL: 'loud' }), /logging\.level: must be one of/);
+    });
+
+    it('rejects a PORT that is not a port number, naming the variable', () => {
+      for (const port of ['http', '-1', '70000', '80.5']) {
+        assert.throws(() => parseConfig(defaultYaml, { PORT: port }), (err: unknown) => err instanceof ConfigError && err.message === `PORT: must be an integer from 0 to 65535, got "${port}"`);
+      }
+      assert.equal(parseConfig(defaultYaml, { PORT: '0' }).server.port, 0);
+    });
+  });
+
   describe('interpolation', () => {
     it('replaces ${NAME}, ${NAME:-default} and ${NAME:+word} with shell semantics', () => {
       const env = { SET: 'value', EMPTY: '' };

@@ -303,6 +303,7 @@ describe('operator lifecycle (real processes)', function () {
     assert.ok(calls.every((c) => c.status === 404));
     const slow = call(`${url}/v1/chat/completions`, { key: adminKey, body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'slow please' }] } });
     await new Promise((r) => setTimeout(r, 300));
+    const signalledAt = Date.now();
     const exit = server!.stop('SIGTERM');
     await new Promise((r) => setTimeout(r, 200));
     await assert.rejects(fetch(`${url}/health/live`), 'no new connection is accepted');
@@ -310,6 +311,8 @@ describe('operator lifecycle (real processes)', function () {
     assert.equal(reply.status, 200, reply.text);
     assert.equal((reply.body['choices'] as { message: { content: string } }[])[0]!.message.content, COMPLETION_MARKER);
     assert.equal(await exit, 0);
+    // Keep-alive connections close as soon as their request ends, not at the grace period's end (10 s).
+    assert.ok(Date.now() - signalledAt < 5000, `shutdown took ${Date.now() - signalledAt} ms`);
     const stopped = logLines(server!.stderr());
     assert.ok(stopped.some((l) => l['message'] === 'stopped'));
     server = null;
