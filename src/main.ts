@@ -8,6 +8,7 @@ import { runAdminOp, type AdminOp } from './cli/admin-ops';
 import { EmbeddedStoreBusy, loadCliConfig, openContext } from './cli/context';
 import { callControlServer, startControlServer, type ControlServer } from './cli/control-socket';
 import { controlSocketOf } from './cli/embedded-lock';
+import { probeRedis } from './cli/probe-redis';
 import { errorFields } from './log/logger';
 import { startServeRuntime, startWorkerRuntime, type Runtime } from './runtime';
 import path from 'node:path';
@@ -33,13 +34,15 @@ function fail(message: string): never {
 }
 
 async function serve(argv: string[], worker: boolean): Promise<void> {
+  const { config: checked } = await loadCliConfig(argv, process.env);
   if (worker) {
     // A worker shares runs with gateways through Redis and a shared store; the embedded store lives
     // inside one process, so a separate worker could never see the gateway's runs.
-    const { config } = await loadCliConfig(argv, process.env);
-    if (config.store.driver === 'embedded') throw new CliError('worker needs a shared store (store.driver postgres or mongodb); the embedded store belongs to the gateway process');
-    if (config.queue.driver !== 'bullmq') throw new CliError('worker needs queue.driver bullmq (with inline, the gateway runs its runs itself)');
+    if (checked.store.driver === 'embedded') throw new CliError('worker needs a shared store (store.driver postgres or mongodb); the embedded store belongs to the gateway process');
+    if (checked.queue.driver !== 'bullmq') throw new CliError('worker needs queue.driver bullmq (with inline, the gateway runs its runs itself)');
   }
+  // The queue's Redis first: a cheap check that spares opening the store for nothing.
+  if (checked.queue.driver === 'bullmq') await probeRedis(checked.queue.redisUrl);
   const ctx = await openContext(argv, process.env, worker ? 'worker' : 'gateway').catch((err: unknown) => {
     if (err instanceof EmbeddedStoreBusy) throw new CliError(`${err.message}: is another gateway already running on it?`);
     throw err;
