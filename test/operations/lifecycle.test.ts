@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { createTestSchema } from '../helpers/store';
 import { freePort, ROOT, runCli, startServer, startTcpProxy, tempDir, writeConfig, type ServerProcess, type TcpProxy } from '../helpers/process';
 
 const DEMO_AGENT = '7d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
@@ -476,5 +477,56 @@ describe('start-up: bullmq, PORT / HOST, readiness, one-line failures (real proc
     const document = JSON.parse(result.stdout) as { openapi: string; paths: Record<string, unknown> };
     assert.match(document.openapi, /^3\.1\./);
     assert.ok(document.paths['/v1/agents/runs']);
+  });
+});
+
+describe('scale-out: a gateway and a worker process on postgres and bullmq (the default file, switched by variables)', function () {
+  this.timeout(60_000);
+  const prefix = `agw-scale-${process.pid}-${Date.now()}`;
+  const key = 'agw_scale_out_admin_key_0123456789abcdef';
+  let schema: { url: string; drop(): Promise<void> };
+  let env: NodeJS.ProcessEnv;
+  const processes: ServerProcess[] = [];
+
+  before(async () => {
+    schema = await createTestSchema('life');
+    env = { STORE_DRIVER: 'postgres', DATABASE_URL: schema.url, QUEUE_DRIVER: 'bullmq', REDIS_URL, QUEUE_PREFIX: prefix, GATEWAY_ADMIN_KEY: key, PORT: '0' };
+  });
+  after(async () => {
+    for (const p of processes) await p.stop('SIGKILL');
+    await schema?.drop();
+    const redis = new Redis(REDIS_URL);
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+  });
+
+  it('the worker executes the runs the gateway enqueues; admin commands work on the shared store; both stop on SIGTERM', async () => {
+    // Started together: schema migrations take an advisory lock.
+    const [gateway, worker] = await Promise.all([startServer(['serve'], { env }), startServer(['worker'], { env })]);
+    processes.push(gateway, worker);
+    assert.equal(gateway.stdout(), '', 'GATEWAY_ADMIN_KEY set: no key printed');
+    const started = await call(`${gateway.url}/v1/agents/runs`, { key, body: { agentId: DEMO_AGENT, inputs: [{ name: 'Topic', value: 'tides' }] } });
+    assert.equal(started.status, 202, started.text);
+    let run: Reply;
+    const deadline = Date.now() + 20_000;
+    do {
+      run = await call(`${gateway.url}/v1/runs/${started.body['runId'] as string}`, { key });
+      if (run.body['status'] !== 'in_progress') break;
+      await new Promise((r) => setTimeout(r, 200));
+    } while (Date.now() < deadline);
+    assert.equal(run.body['status'], 'success', run.text);
+    const ready = await call(`${gateway.url}/health/ready`);
+    assert.equal(ready.status, 200, ready.text);
+    assert.equal((ready.body['checks'] as Record<string, string>)['queue'], 'ok');
+
+    // No control socket with a shared store: the CLI opens it directly, the gateway sees the key.
+    const created = await runCli(['keys', 'create', '--org', 'default', '--user', 'admin', '--name', 'ops'], { env });
+    assert.equal(created.code, 0, created.stderr);
+    assert.equal((await call(`${gateway.url}/v1/models`, { key: created.stdout.trim() })).status, 200);
+
+    const [gatewayExit, workerExit] = await Promise.all([gateway.stop('SIGTERM'), worker.stop('SIGTERM')]);
+    assert.equal(gatewayExit, 0, gateway.stderr());
+    assert.equal(workerExit, 0, worker.stderr());
   });
 });
