@@ -13,6 +13,7 @@ describe('foundation over HTTP', () => {
     gw = await startTestGateway({
       config: {
         server: { bodyLimitBytes: 4096 },
+        plugins: { auth: { enabled: true } },
         models: [
           { id: 'demo', provider: 'demo', created: 1700000000 },
           { id: 'demo-large', provider: 'demo' },
