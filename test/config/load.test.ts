@@ -28,6 +28,9 @@ describe('configuration', () => {
       assert.equal(config.store.driver, 'embedded');
       assert.equal(config.store.path, './data');
       assert.equal(config.queue.driver, 'inline');
+      assert.equal(config.queue.prefix, 'agw');
+      assert.equal(config.logging.level, 'info');
+      assert.equal(config.plugins['auth']?.enabled, true, 'the default file authenticates every call');
       assert.equal(config.server.port, 8080);
       assert.equal(config.server.host, '127.0.0.1');
       const agent = config.agents[0]!;
