@@ -8,6 +8,7 @@ import { assemblePipeline, PipelineError, sortPlugins } from '../../src/pipeline
 import { definePlugin, PHASE_ORDER, type PluginDefinition, type Phase } from '../../src/pipeline/plugin';
 import type { GatewayConfig } from '../../src/config/types';
 import request from 'supertest';
+import { parseConfig } from '../../src/config/load';
 import { testConfig } from '../helpers/config';
 import { startTestGateway, TEST_KEYS } from '../helpers/gateway';
 
@@ -86,7 +87,15 @@ describe('plugin pipeline', () => {
     it('merges every plugin schema into config/gateway.schema.json', () => {
       const text = readFileSync(path.join(root, 'config/gateway.schema.json'), 'utf8');
       const schema = JSON.parse(text) as { properties: { plugins: { properties: Record<string, unknown> } } };
-      for (const plugin of plugins) assert.deepEqual(schema.properties.plugins.properties[plugin.name], plugin.configSchema, plugin.name);
+      for (const plugin of plugins) {
+        assert.deepEqual(schema.properties.plugins.properties[plugin.name], { ...plugin.configSchema, default: {} }, plugin.name);
+      }
+    });
+
+    it('a plugin the config file does not mention is on, with its defaults', () => {
+      const config = parseConfig('providers: {demo: {type: demo}}\nmodels: [{id: demo, provider: demo}]\n', {}, 'test');
+      for (const plugin of plugins) assert.equal(config.plugins[plugin.name]?.enabled, true, plugin.name);
+      assert.equal(parseConfig('plugins: {auth: {enabled: false}}\n', {}, 'test').plugins['auth']?.enabled, false);
     });
 
     it('rejects unknown plugin keys in the config file', () => {
