@@ -8,6 +8,7 @@ import { createDispatcher, type RouteValidators } from './http/dispatch';
 import { GatewayError } from './http/errors';
 import { sendError } from './http/respond';
 import type { GeneratedValidator } from './http/validation';
+import { errorFields } from './log/logger';
 import { createMetrics, type Metrics } from './log/metrics';
 import { handlers as defaultHandlers } from './operations/index';
 import type { Handler } from './operations/types';
@@ -79,7 +80,9 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
   );
   const metrics = deps.metrics ?? createMetrics();
   const clock = deps.clock ?? { now: () => new Date() };
-  const redis = deps.redis !== undefined ? deps.redis : config.queue.driver === 'bullmq' ? createRedisProvider(config.queue.redisUrl) : null;
+  const onRedisError = (err: Error): void => deps.logger.warn('redis connection error', errorFields(err));
+  const redis =
+    deps.redis !== undefined ? deps.redis : config.queue.driver === 'bullmq' ? createRedisProvider(config.queue.redisUrl, onRedisError) : null;
   const ownsRedis = deps.redis === undefined && redis !== null;
   const models = deps.models ?? new ConfigModelRouter(config);
   const pipeline = await assemblePipeline(pluginRegistry, config, { config, store: deps.store, logger: deps.logger, metrics, clock, redis });

@@ -6,11 +6,27 @@ export interface RedisProvider {
   close(): Promise<void>;
 }
 
-export function createRedisProvider(url: string): RedisProvider {
+/** Connection errors while Redis is away repeat on every reconnect attempt: report them at most this often. */
+const ERROR_REPORT_INTERVAL_MS = 10_000;
+
+/**
+ * `onError` receives connection errors (rate-limited); without a listener ioredis would print
+ * "Unhandled error event" lines, which are not JSON and would break the log format.
+ */
+export function createRedisProvider(url: string, onError: (err: Error) => void = () => {}): RedisProvider {
   let client: Redis | null = null;
+  let lastReport = 0;
   return {
     get() {
-      client ??= new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
+      if (!client) {
+        client = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
+        client.on('error', (err: Error) => {
+          const now = Date.now();
+          if (now - lastReport < ERROR_REPORT_INTERVAL_MS) return;
+          lastReport = now;
+          onError(err);
+        });
+      }
       return client;
     },
     async close() {
