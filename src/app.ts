@@ -80,7 +80,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
   );
   const metrics = deps.metrics ?? createMetrics();
   const clock = deps.clock ?? { now: () => new Date() };
-  const onRedisError = (err: Error): void => deps.logger.warn('redis connection error', errorFields(err));
+  const onRedisError = (err: Error): void => void deps.logger.warn('redis connection error', errorFields(err));
   const redis =
     deps.redis !== undefined ? deps.redis : config.queue.driver === 'bullmq' ? createRedisProvider(config.queue.redisUrl, onRedisError) : null;
   const ownsRedis = deps.redis === undefined && redis !== null;
