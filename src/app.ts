@@ -1,5 +1,6 @@
 // buildApp() wires config, store, pipeline and handlers into an Express app. It never listens:
 // main.ts does, and tests and the benchmark use the app directly.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import type { Logger } from 'winston';
 import { routes } from './generated/routes';
@@ -112,6 +113,10 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
   const anonymous = pipeline.has('auth') ? null : anonymousPrincipal(config);
   // Literal paths first: GET /v1/agents/list must not be taken by GET /v1/agents/{agentId}.
   const ordered = [...routes].sort((a, b) => a.pathParams.length - b.pathParams.length);
+  // Operations on a literal path (the model gateway's among them) are also reached without Express's
+  // router: an exact method + path lookup, the same dispatcher. Anything else (path parameters, HEAD,
+  // a trailing slash, other letter case, unknown paths) goes through Express as before.
+  const literal = new Map<string, ReturnType<typeof createDispatcher>>();
   for (const route of ordered) {
     const handler = handlers[route.operationId] as Handler;
     const validators: RouteValidators = {
@@ -119,8 +124,21 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
       params: pick(paramValidators, route.paramsValidator),
       query: pick(paramValidators, route.queryValidator),
     };
-    app[route.method](route.expressPath, createDispatcher(route, handler, validators, services, anonymous));
+    const dispatch = createDispatcher(route, handler, validators, services, anonymous);
+    app[route.method](route.expressPath, dispatch);
+    if (route.pathParams.length === 0) literal.set(`${route.method.toUpperCase()} ${route.template}`, dispatch);
   }
+  // express() returns `function app(req, res, next) { app.handle(req, res, next) }` (not in its types).
+  type Handle = (req: IncomingMessage, res: ServerResponse, next?: unknown) => void;
+  const entry = app as unknown as { handle: Handle };
+  const routed = entry.handle.bind(app);
+  entry.handle = (req, res, next) => {
+    const url = req.url ?? '';
+    const at = url.indexOf('?');
+    const dispatch = literal.get(`${req.method ?? ''} ${at < 0 ? url : url.slice(0, at)}`);
+    if (dispatch) dispatch(req, res);
+    else routed(req, res, next);
+  };
   app.use((req, res) => {
     const family = req.path.startsWith('/v1/agents') || req.path.startsWith('/v1/runs') ? 'flat' : req.path.startsWith('/v1/messages') ? 'anthropic' : 'openai';
     sendError(res, new GatewayError('not_found', `No route for ${req.method} ${req.path}.`), family);

@@ -1,6 +1,7 @@
 // audit: every API call (success, error or client abort) becomes a record in the organization's audit
 // trail, and the upstream token usage it reported becomes usage records and metrics. Writes are
 // batched off the request path; close() (shutdown) flushes everything.
+import { memoLabels } from '../../src/log/metrics';
 import { definePlugin } from '../../src/pipeline/plugin';
 import type { AuditRecord, UsageRecord } from '../../src/store/types';
 import { BatchWriter } from './batch-writer';
@@ -59,7 +60,7 @@ export default definePlugin<AuditConfig>({
     const shared = { batchSize: config.batchSize, flushIntervalMs: config.flushIntervalMs, maxBuffered: config.maxBuffered, logger: deps.logger };
     const audit = new BatchWriter<AuditRecord>({ ...shared, name: 'audit', write: (records) => deps.store.audit.insertMany(records) });
     const usage = new BatchWriter<UsageRecord>({ ...shared, name: 'usage', write: (records) => deps.store.usage.insertMany(records) });
-    const tokens = deps.metrics.upstreamTokens;
+    const tokens = memoLabels((...values) => deps.metrics.upstreamTokens.labels(...values));
 
     return {
       onFinish(ctx, info) {
@@ -68,8 +69,8 @@ export default definePlugin<AuditConfig>({
         if (ctx.usage.length === 0) return;
         for (const record of usageRecordsOf(ctx, at)) {
           usage.add(record);
-          tokens.labels(record.orgId, record.model, 'prompt').inc(record.promptTokens);
-          tokens.labels(record.orgId, record.model, 'completion').inc(record.completionTokens);
+          tokens(record.orgId, record.model, 'prompt').inc(record.promptTokens);
+          tokens(record.orgId, record.model, 'completion').inc(record.completionTokens);
         }
       },
       async close() {

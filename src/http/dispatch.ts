@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RouteSpec } from '../../openapi/build-artifacts';
 import { errorFields } from '../log/logger';
+import { memoLabels } from '../log/metrics';
 import type { AssembledPlugin } from '../pipeline/assemble';
 import type { RequestContext } from '../pipeline/context';
 import type { Handler } from '../operations/types';
@@ -62,6 +63,7 @@ export function createDispatcher(
   const bodyLimit = config.server.bodyLimitBytes;
   const accessLog = config.logging.accessLog;
   const timer = metrics.httpDuration.labels(route.operationId);
+  const counted = memoLabels((status) => metrics.httpRequests.labels(route.operationId, route.method, status));
 
   return (req, res) => {
     const incoming = req.headers['x-request-id'];
@@ -105,7 +107,7 @@ export function createDispatcher(
       }
       const seconds = Number(process.hrtime.bigint() - ctx.startedAt) / 1e9;
       timer.observe(seconds);
-      metrics.httpRequests.labels(route.operationId, route.method, String(status)).inc();
+      counted(String(status)).inc();
       if (accessLog) {
         logger.info('request', {
           requestId,

@@ -56,3 +56,24 @@ export function createMetrics(): Metrics {
     }),
   };
 }
+
+/** Most distinct label sets a memo keeps (label values here come from config: orgs, models, statuses). */
+const MEMO_LIMIT = 10_000;
+
+/**
+ * Memoises a metric's labels(): prom-client validates and hashes the label values on every call, which
+ * costs more than the increment itself on the request path. The labelled child stays valid for the
+ * metric's lifetime (nothing here removes label sets).
+ */
+export function memoLabels<C>(labels: (...values: string[]) => C): (...values: string[]) => C {
+  const children = new Map<string, C>();
+  return (...values) => {
+    const key = values.length === 1 ? values[0]! : values.join('\u0001');
+    let child = children.get(key);
+    if (child === undefined) {
+      child = labels(...values);
+      if (children.size < MEMO_LIMIT) children.set(key, child);
+    }
+    return child;
+  };
+}

@@ -156,6 +156,120 @@ async function readCapped(body: Dispatcher.ResponseData['body'], limit: number):
   return Buffer.concat(chunks, size).subarray(0, limit).toString('utf8');
 }
 
+/** Maps a failure while reading a reply body to the caller's error (an abort stays an abort). */
+function bodyError(err: unknown, providerName: string, idleMs: number): unknown {
+  if (errorCode(err) === 'UND_ERR_BODY_TIMEOUT') {
+    return new GatewayError('upstream_timeout', `Upstream provider ${providerName} went silent for ${idleMs} ms mid-reply.`, { cause: err });
+  }
+  if ((err as { name?: string }).name === 'AbortError') return err;
+  return new GatewayError('upstream_error', `Upstream provider ${providerName} broke off the reply.`, { cause: err });
+}
+
+/** Chunks buffered before the reply stream is paused (the consumer is slower than the upstream). */
+const HIGH_WATER_CHUNKS = 16;
+
+/**
+ * The reply bytes as an async iterator fed by the stream's 'data' events: one settled promise per
+ * chunk, instead of the stream's own async iterator (several promises, listeners and an end-of-stream
+ * watcher per reply). Backpressure: the stream is paused while HIGH_WATER_CHUNKS wait unread. Stopping
+ * early (client gone, caller done) releases the connection instead of leaking it.
+ */
+class BodyChunks implements AsyncIterableIterator<Buffer> {
+  private readonly queue: Buffer[] = [];
+  private head = 0;
+  private ended = false;
+  private failure: unknown = null;
+  private paused = false;
+  private waiting: { resolve(r: IteratorResult<Buffer>): void; reject(err: unknown): void } | null = null;
+
+  constructor(
+    private readonly body: Dispatcher.ResponseData['body'],
+    private readonly providerName: string,
+    private readonly idleMs: number,
+  ) {
+    body.on('data', (chunk: Buffer) => {
+      const waiting = this.waiting;
+      if (waiting) {
+        this.waiting = null;
+        waiting.resolve({ value: chunk, done: false });
+        return;
+      }
+      this.queue.push(chunk);
+      if (this.queue.length - this.head >= HIGH_WATER_CHUNKS && !this.paused) {
+        this.paused = true;
+        body.pause();
+      }
+    });
+    body.once('end', () => {
+      this.ended = true;
+      this.settle();
+    });
+    body.once('error', (err: unknown) => {
+      this.failure = bodyError(err, this.providerName, this.idleMs);
+      this.settle();
+    });
+    body.once('close', () => {
+      if (this.ended || this.failure !== null) return;
+      // Destroyed without an end (aborted): what was read is all there will be.
+      this.failure = bodyError(Object.assign(new Error('The reply was cut off.'), { code: 'UND_ERR_SOCKET' }), this.providerName, this.idleMs);
+      this.settle();
+    });
+  }
+
+  private settle(): void {
+    const waiting = this.waiting;
+    if (!waiting) return;
+    this.waiting = null;
+    if (this.failure !== null) {
+      const failure = this.failure;
+      this.failure = FAILED;
+      waiting.reject(failure);
+    } else waiting.resolve({ value: undefined, done: true });
+  }
+
+  next(): Promise<IteratorResult<Buffer>> {
+    if (this.head < this.queue.length) {
+      const value = this.queue[this.head]!;
+      this.queue[this.head++] = EMPTY;
+      if (this.head === this.queue.length) {
+        this.queue.length = 0;
+        this.head = 0;
+      }
+      if (this.paused && this.queue.length - this.head < HIGH_WATER_CHUNKS / 2) {
+        this.paused = false;
+        this.body.resume();
+      }
+      return Promise.resolve({ value, done: false });
+    }
+    if (this.failure !== null && this.failure !== FAILED) {
+      const failure = this.failure;
+      this.failure = FAILED;
+      discard(this.body);
+      return Promise.reject(failure);
+    }
+    if (this.ended || this.failure === FAILED) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => {
+      this.waiting = { resolve, reject };
+    });
+  }
+
+  return(): Promise<IteratorResult<Buffer>> {
+    this.queue.length = 0;
+    this.head = 0;
+    if (!this.ended) discard(this.body);
+    this.ended = true;
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+/** Marks a failure already reported to the consumer. */
+const FAILED = Symbol('failed');
+
 export class UpstreamTransport {
   private readonly agent: Agent;
   private readonly mapError: UpstreamErrorMapper;
@@ -283,24 +397,8 @@ export class UpstreamTransport {
   }
 
   private wrap(response: Dispatcher.ResponseData, attempts: number): UpstreamResponse {
-    const { body } = response;
+    const iterable = new BodyChunks(response.body, this.providerName, this.idleMs);
     const providerName = this.providerName;
-    const idleMs = this.idleMs;
-    async function* chunks(): AsyncGenerator<Buffer> {
-      try {
-        for await (const chunk of body as AsyncIterable<Buffer>) yield chunk;
-      } catch (err) {
-        if (errorCode(err) === 'UND_ERR_BODY_TIMEOUT') {
-          throw new GatewayError('upstream_timeout', `Upstream provider ${providerName} went silent for ${idleMs} ms mid-reply.`, { cause: err });
-        }
-        if ((err as { name?: string }).name === 'AbortError') throw err;
-        throw new GatewayError('upstream_error', `Upstream provider ${providerName} broke off the reply.`, { cause: err });
-      } finally {
-        // Stopping early (client gone, caller done) releases the connection instead of leaking it.
-        discard(body);
-      }
-    }
-    const iterable = chunks();
     const text = async (): Promise<string> => {
       const parts: Buffer[] = [];
       for await (const chunk of iterable) parts.push(chunk);
