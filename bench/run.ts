@@ -181,7 +181,7 @@ async function main(): Promise<void> {
   let schema: { url: string; drop(): Promise<void> } | null = null;
   const cleanup = async (): Promise<void> => {
     for (const child of children) child.kill('SIGTERM');
-    await Promise.all(children.map((child) => (child.exitCode === null && child.signalCode === null ? new Promise((r) => child.once('exit', r)) : null)));
+    await Promise.all(children.map((child) => (child.exitCode === null && child.signalCode === null ? new Promise((r) => child.once('exit', r)) : Promise.resolve())));
     rmSync(dir, { recursive: true, force: true });
     await schema?.drop().catch((err: unknown) => console.error(`bench: could not drop the postgres schema: ${String(err)}`));
   };

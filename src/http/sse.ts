@@ -113,7 +113,7 @@ export class SseWriter {
   /** Ends a stream with an error event; starts a fresh event when the relay stopped mid-event. */
   fail(data: string, event?: string): void {
     if (!this.open) return;
-    if (!this.boundary) this.write('\n\n');
+    if (!this.boundary) void this.write('\n\n');
     void this.event(data, event);
   }
 

@@ -64,7 +64,7 @@ export async function assemblePipeline(
       for (const plugin of [...plugins].reverse()) await plugin.hooks.close?.();
     },
     async ready() {
-      await Promise.all(plugins.map((p) => p.hooks.ready?.()));
+      await Promise.all(plugins.flatMap((p) => (p.hooks.ready ? [p.hooks.ready()] : [])));
     },
   };
 }

@@ -20,7 +20,7 @@ describe('SSE writer', () => {
     const { server, url } = await serve(async (sse) => {
       await sleep(250);
       eventWrittenAt = Date.now();
-      sse.event('{"x":1}');
+      void sse.event('{"x":1}');
     }, 80);
     try {
       const res = await fetch(url);
@@ -36,11 +36,11 @@ describe('SSE writer', () => {
   it('writes no heartbeat while events keep flowing, and frames multi-line data and named events', async () => {
     const { server, url } = await serve(async (sse) => {
       for (let i = 0; i < 5; i += 1) {
-        sse.event(`${i}`);
+        void sse.event(`${i}`);
         await sleep(30);
       }
-      sse.event('a\nb', 'message_delta');
-      sse.done();
+      void sse.event('a\nb', 'message_delta');
+      void sse.done();
     }, 80);
     try {
       const text = await (await fetch(url)).text();
@@ -52,7 +52,7 @@ describe('SSE writer', () => {
 
   it('an error after a relay stopped mid-event starts a fresh event', async () => {
     const { server, url } = await serve(async (sse) => {
-      sse.write('data: {"partial"');
+      void sse.write('data: {"partial"');
       sse.fail('{"error":{"message":"boom"}}');
     }, 1000);
     try {

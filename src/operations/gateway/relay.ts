@@ -60,7 +60,7 @@ export async function relaySse(ctx: RequestContext, response: UpstreamResponse, 
       if (!sse.open) break; // client gone: leaving the loop releases the upstream connection
     }
     const rest = aligner.rest();
-    if (rest && sse.open) sse.write(rest);
+    if (rest && sse.open) await sse.write(rest);
     if (ctx.signal.aborted || !sse.open) call.finish('aborted');
     else call.finish('ok');
   } catch (err) {

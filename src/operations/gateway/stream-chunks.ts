@@ -57,7 +57,7 @@ export async function streamSse<T>(ctx: RequestContext, source: AsyncIterable<T>
       if (!sse.open) break;
     }
     if (sse.open) {
-      if (format.done) sse.done();
+      if (format.done) await sse.done();
       call.finish('ok');
     } else {
       call.finish('aborted');
