@@ -3,7 +3,7 @@
 // 429 and 5xx, honouring Retry-After) that only happen before anything reached the caller, the SSRF
 // guard, and aborts. Built on undici directly (not fetch) for its per-origin pools, its per-request
 // headers/body timeouts and its zero-copy Buffer body iteration.
-import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import type { ProviderConfig } from '../../config/types';
 import { GatewayError } from '../../http/errors';
 import { assertPublicLiteral, guardedLookup, SsrfBlockedError } from './ssrf-guard';
@@ -335,16 +335,30 @@ export class UpstreamTransport {
     return Math.round(step / 2 + (this.random() * step) / 2);
   }
 
+  /** Parsed request URLs (a provider calls a handful of endpoints: parse each once). */
+  private readonly targets = new Map<string, { url: URL; origin: string; path: string }>();
+
+  private target(raw: string): { url: URL; origin: string; path: string } {
+    let target = this.targets.get(raw);
+    if (!target) {
+      const url = new URL(raw);
+      target = { url, origin: url.origin, path: `${url.pathname}${url.search}` };
+      if (this.targets.size < 64) this.targets.set(raw, target);
+    }
+    return target;
+  }
+
   async send(request: UpstreamRequest): Promise<UpstreamResponse> {
-    const url = new URL(request.url);
+    const { url, origin, path } = this.target(request.url);
     this.guard(url);
     const { signal } = request;
     for (let attempt = 0; ; attempt += 1) {
       const last = attempt >= this.retriesMax;
       let response: Dispatcher.ResponseData;
       try {
-        response = await undiciRequest(url, {
-          dispatcher: this.agent,
+        response = await this.agent.request({
+          origin,
+          path,
           method: request.method ?? 'POST',
           headers: request.headers,
           body: request.body ?? null,
