@@ -3,32 +3,22 @@
 import assert from 'node:assert/strict';
 import { GatewayError } from '../../src/http/errors';
 import { createProvider } from '../../src/providers/registry';
-import type { ChatCompletionRequest, ChatMessage, Provider } from '../../src/providers/types';
-import { fakeGeminiProviderConfig, geminiTextReply, startFakeGemini, type FakeGemini } from '../fixtures/upstreams/gemini-upstream';
+import type { ChatCompletionRequest, ChatMessage } from '../../src/providers/types';
+import { fakeGeminiProviderConfig, geminiTextReply, useFakeGeminiProvider, type FakeGemini } from '../fixtures/upstreams/gemini-upstream';
 
 const user = (content: string): ChatMessage => ({ role: 'user', content });
 
 describe('gemini provider: replies and errors', () => {
-  let fake: FakeGemini;
-  let provider: Provider;
-
-  before(async () => {
-    fake = await startFakeGemini();
-    provider = createProvider('gem', fakeGeminiProviderConfig(fake));
-  });
-  after(async () => {
-    await provider.close();
-    await fake.close();
-  });
+  const gemini = useFakeGeminiProvider();
 
   it('turns a text candidate into a chat completion with usage (thinking tokens counted as output)', async () => {
-    fake.script({
+    gemini.fake.script({
       kind: 'json',
       body: geminiTextReply('Hello there', {
         usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 3, thoughtsTokenCount: 7, cachedContentTokenCount: 4, totalTokenCount: 20 },
       }),
     });
-    const completion = await provider.chat({ model: 'public', messages: [user('hi')] }, 'gemini-2.5-flash', {});
+    const completion = await gemini.provider.chat({ model: 'public', messages: [user('hi')] }, 'gemini-2.5-flash', {});
     assert.equal(completion.object, 'chat.completion');
     assert.equal(completion.id, 'chatcmpl-resp-fake-1');
     assert.equal(completion.model, 'gemini-2.5-flash');
@@ -46,7 +36,7 @@ describe('gemini provider: replies and errors', () => {
   });
 
   it('joins text parts, leaves thought summaries out and answers one choice per candidate', async () => {
-    fake.script({
+    gemini.fake.script({
       kind: 'json',
       body: {
         candidates: [
@@ -56,7 +46,7 @@ describe('gemini provider: replies and errors', () => {
         usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 2, totalTokenCount: 3 },
       },
     });
-    const completion = await provider.chat({ model: 'm', messages: [user('x')], n: 2 }, 'g', {});
+    const completion = await gemini.provider.chat({ model: 'm', messages: [user('x')], n: 2 }, 'g', {});
     assert.equal(completion.choices.length, 2);
     assert.equal(completion.choices[0]!.message.content, 'Part one, part two.');
     assert.equal(completion.choices[0]!.finish_reason, 'stop');
@@ -65,30 +55,30 @@ describe('gemini provider: replies and errors', () => {
   });
 
   it('answers JSON mode with the raw JSON text Gemini produced (no code fence)', async () => {
-    fake.script({ kind: 'json', body: geminiTextReply('{"verdict":"pass","score":3}') });
-    const completion = await provider.chat({ model: 'm', messages: [user('judge')], response_format: { type: 'json_object' } }, 'g', {});
-    assert.deepEqual(fake.requests.at(-1)!.body['generationConfig'], { responseMimeType: 'application/json' });
+    gemini.fake.script({ kind: 'json', body: geminiTextReply('{"verdict":"pass","score":3}') });
+    const completion = await gemini.provider.chat({ model: 'm', messages: [user('judge')], response_format: { type: 'json_object' } }, 'g', {});
+    assert.deepEqual(gemini.fake.requests.at(-1)!.body['generationConfig'], { responseMimeType: 'application/json' });
     const content = completion.choices[0]!.message.content!;
     assert.doesNotMatch(content, /```/);
     assert.deepEqual(JSON.parse(content), { verdict: 'pass', score: 3 });
   });
 
   it('maps policy stops to content_filter, and a blocked prompt to an empty filtered choice', async () => {
-    fake.script(
+    gemini.fake.script(
       { kind: 'json', body: { candidates: [{ index: 0, finishReason: 'SAFETY', safetyRatings: [] }], usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 } } },
       { kind: 'json', body: { promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 } } },
     );
-    const unsafe = await provider.chat({ model: 'm', messages: [user('x')] }, 'g', {});
+    const unsafe = await gemini.provider.chat({ model: 'm', messages: [user('x')] }, 'g', {});
     assert.equal(unsafe.choices[0]!.finish_reason, 'content_filter');
     assert.equal(unsafe.choices[0]!.message.content, '');
-    const blocked = await provider.chat({ model: 'm', messages: [user('x')] }, 'g', {});
+    const blocked = await gemini.provider.chat({ model: 'm', messages: [user('x')] }, 'g', {});
     assert.deepEqual(blocked.choices[0]!.message, { role: 'assistant', content: null, refusal: null });
     assert.equal(blocked.choices[0]!.finish_reason, 'content_filter');
     assert.deepEqual(blocked.usage, { prompt_tokens: 5, completion_tokens: 0, total_tokens: 5 });
   });
 
   it('turns functionCall parts into tool calls (generated ids, JSON-string arguments) and round-trips them', async () => {
-    fake.script({
+    gemini.fake.script({
       kind: 'json',
       body: {
         candidates: [
@@ -112,7 +102,7 @@ describe('gemini provider: replies and errors', () => {
       { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } },
     ];
     const request: ChatCompletionRequest = { model: 'm', messages: [user('Weather and time in Paris?')], tools };
-    const first = await provider.chat(request, 'gemini-3-pro-preview', {});
+    const first = await gemini.provider.chat(request, 'gemini-3-pro-preview', {});
     const choice = first.choices[0]!;
     assert.equal(choice.finish_reason, 'tool_calls');
     assert.equal(choice.message.content, null);
@@ -125,8 +115,8 @@ describe('gemini provider: replies and errors', () => {
     assert.deepEqual((calls[0] as unknown as { extra_content: unknown }).extra_content, { google: { thought_signature: 'U0lHLTE=' } });
 
     // The client sends the assistant message back as received, plus the tool results (in reverse order).
-    fake.script({ kind: 'json', body: geminiTextReply('Sunny in Paris at noon.') });
-    const second = await provider.chat(
+    gemini.fake.script({ kind: 'json', body: geminiTextReply('Sunny in Paris at noon.') });
+    const second = await gemini.provider.chat(
       {
         ...request,
         messages: [
@@ -140,7 +130,7 @@ describe('gemini provider: replies and errors', () => {
       {},
     );
     assert.equal(second.choices[0]!.message.content, 'Sunny in Paris at noon.');
-    const contents = fake.requests.at(-1)!.body['contents'];
+    const contents = gemini.fake.requests.at(-1)!.body['contents'];
     assert.deepEqual(contents, [
       { role: 'user', parts: [{ text: 'Weather and time in Paris?' }] },
       {
@@ -161,7 +151,7 @@ describe('gemini provider: replies and errors', () => {
   });
 
   it('maps logprobs when they were asked for', async () => {
-    fake.script({
+    gemini.fake.script({
       kind: 'json',
       body: geminiTextReply('Hi', {
         candidates: [
@@ -177,7 +167,7 @@ describe('gemini provider: replies and errors', () => {
         ],
       }),
     });
-    const completion = await provider.chat({ model: 'm', messages: [user('x')], logprobs: true, top_logprobs: 2 }, 'g', {});
+    const completion = await gemini.provider.chat({ model: 'm', messages: [user('x')], logprobs: true, top_logprobs: 2 }, 'g', {});
     assert.deepEqual(completion.choices[0]!.logprobs, {
       content: [
         {
@@ -223,8 +213,8 @@ describe('gemini provider: replies and errors', () => {
     ];
     for (const { name, reply, status, message } of cases) {
       it(name, async () => {
-        fake.script(reply);
-        await assert.rejects(provider.chat({ model: 'm', messages: [user('x')] }, 'g', {}), (err: unknown) => {
+        gemini.fake.script(reply);
+        await assert.rejects(gemini.provider.chat({ model: 'm', messages: [user('x')] }, 'g', {}), (err: unknown) => {
           assert.ok(err instanceof GatewayError);
           assert.equal(err.code, 'upstream_error');
           assert.equal(err.status, status);
@@ -235,13 +225,13 @@ describe('gemini provider: replies and errors', () => {
     }
 
     it('a rate limit (429 RESOURCE_EXHAUSTED) keeps its Retry-After', async () => {
-      fake.script({
+      gemini.fake.script({
         kind: 'error',
         status: 429,
         headers: { 'retry-after': '30' },
         body: { error: { code: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' } },
       });
-      await assert.rejects(provider.chat({ model: 'm', messages: [user('x')] }, 'g', {}), (err: unknown) => {
+      await assert.rejects(gemini.provider.chat({ model: 'm', messages: [user('x')] }, 'g', {}), (err: unknown) => {
         assert.ok(err instanceof GatewayError);
         assert.equal(err.status, 429);
         assert.equal(err.message, 'Resource has been exhausted (e.g. check quota).');
@@ -251,7 +241,7 @@ describe('gemini provider: replies and errors', () => {
     });
 
     it('a wrong API key (Google answers 400) is reported, and the key was sent only as a header', async () => {
-      const wrong = createProvider('gem-wrong', { ...fakeGeminiProviderConfig(fake), apiKey: 'AIzaWrong' });
+      const wrong = createProvider('gem-wrong', { ...fakeGeminiProviderConfig(gemini.fake), apiKey: 'AIzaWrong' });
       try {
         await assert.rejects(wrong.chat({ model: 'm', messages: [user('x')] }, 'g', {}), (err: unknown) => {
           assert.ok(err instanceof GatewayError);
@@ -259,24 +249,24 @@ describe('gemini provider: replies and errors', () => {
           assert.equal(err.message, 'API key not valid. Please pass a valid API key.');
           return true;
         });
-        assert.equal(fake.requests.at(-1)!.headers['x-goog-api-key'], 'AIzaWrong');
+        assert.equal(gemini.fake.requests.at(-1)!.headers['x-goog-api-key'], 'AIzaWrong');
       } finally {
         await wrong.close();
       }
     });
 
     it('retries a 503 before anything reached the caller, then answers', async () => {
-      const retrying = createProvider('gem-retry', fakeGeminiProviderConfig(fake, { retries: { max: 2, baseDelayMs: 1, maxDelayMs: 5 } }));
+      const retrying = createProvider('gem-retry', fakeGeminiProviderConfig(gemini.fake, { retries: { max: 2, baseDelayMs: 1, maxDelayMs: 5 } }));
       try {
-        const before = fake.requests.length;
-        fake.script(
+        const before = gemini.fake.requests.length;
+        gemini.fake.script(
           { kind: 'error', status: 503, body: { error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } } },
           { kind: 'json', body: geminiTextReply('second try') },
         );
         const completion = await retrying.chat({ model: 'm', messages: [user('x')] }, 'g', {});
         assert.equal(completion.choices[0]!.message.content, 'second try');
-        assert.equal(fake.requests.length - before, 2);
-        assert.deepEqual(fake.requests.at(-1)!.body, fake.requests.at(-2)!.body, 'the retry sent the same body');
+        assert.equal(gemini.fake.requests.length - before, 2);
+        assert.deepEqual(gemini.fake.requests.at(-1)!.body, gemini.fake.requests.at(-2)!.body, 'the retry sent the same body');
       } finally {
         await retrying.close();
       }

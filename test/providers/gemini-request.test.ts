@@ -3,38 +3,27 @@
 import assert from 'node:assert/strict';
 import { GatewayError } from '../../src/http/errors';
 import { PLACEHOLDER_THOUGHT_SIGNATURE } from '../../src/providers/gemini/convert-to-gemini-contents';
-import { createProvider } from '../../src/providers/registry';
-import type { ChatCompletionRequest, Provider } from '../../src/providers/types';
-import { FAKE_GEMINI_KEY, fakeGeminiProviderConfig, geminiTextReply, startFakeGemini, type FakeGemini } from '../fixtures/upstreams/gemini-upstream';
+import type { ChatCompletionRequest } from '../../src/providers/types';
+import { FAKE_GEMINI_KEY, geminiTextReply, useFakeGeminiProvider } from '../fixtures/upstreams/gemini-upstream';
 
 const PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 describe('gemini provider: request translation', () => {
-  let fake: FakeGemini;
-  let provider: Provider;
-
-  before(async () => {
-    fake = await startFakeGemini();
-    provider = createProvider('gem', fakeGeminiProviderConfig(fake));
-  });
-  after(async () => {
-    await provider.close();
-    await fake.close();
-  });
+  const gemini = useFakeGeminiProvider();
 
   /** Sends the request (non-streaming) and returns the body the upstream saw. */
   async function sent(request: ChatCompletionRequest, model = 'gemini-2.5-flash'): Promise<Record<string, unknown>> {
-    fake.script({ kind: 'json', body: geminiTextReply('ok') });
-    const before = fake.requests.length;
-    await provider.chat(request, model, {});
-    const recorded = fake.requests[before];
+    gemini.fake.script({ kind: 'json', body: geminiTextReply('ok') });
+    const before = gemini.fake.requests.length;
+    await gemini.provider.chat(request, model, {});
+    const recorded = gemini.fake.requests[before];
     assert.ok(recorded, 'the upstream received the request');
     return recorded.body;
   }
 
   it('posts to models/{model}:generateContent with the key in x-goog-api-key, never in the URL', async () => {
     await sent({ model: 'public-name', messages: [{ role: 'user', content: 'hi' }] });
-    const request = fake.requests.at(-1)!;
+    const request = gemini.fake.requests.at(-1)!;
     assert.equal(request.method, 'POST');
     assert.equal(request.path, '/v1beta/models/gemini-2.5-flash:generateContent');
     assert.equal(request.headers['x-goog-api-key'], FAKE_GEMINI_KEY);
@@ -45,7 +34,7 @@ describe('gemini provider: request translation', () => {
 
   it('accepts a model already written as a resource path', async () => {
     await sent({ model: 'x', messages: [{ role: 'user', content: 'hi' }] }, 'models/gemini-2.0-flash');
-    assert.equal(fake.requests.at(-1)!.path, '/v1beta/models/gemini-2.0-flash:generateContent');
+    assert.equal(gemini.fake.requests.at(-1)!.path, '/v1beta/models/gemini-2.0-flash:generateContent');
   });
 
   it('moves system and developer messages to systemInstruction and maps roles to user/model', async () => {
@@ -265,7 +254,7 @@ describe('gemini provider: request translation', () => {
     const none = await sent({ model: 'm', messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'none' });
     assert.deepEqual(none['generationConfig'], { thinkingConfig: { thinkingBudget: 0 } });
     await assert.rejects(
-      provider.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'extreme' }, 'g', {}),
+      gemini.provider.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'extreme' }, 'g', {}),
       (err: unknown) => err instanceof GatewayError && err.status === 400 && err.param === 'reasoning_effort',
     );
   });
@@ -325,23 +314,23 @@ describe('gemini provider: request translation', () => {
   });
 
   it('rejects what cannot be translated with a 400 naming the field, before calling upstream', async () => {
-    const before = fake.requests.length;
+    const before = gemini.fake.requests.length;
     await assert.rejects(
-      provider.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'tool', tool_call_id: 'nope', content: 'r' }] }, 'g', {}),
+      gemini.provider.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'tool', tool_call_id: 'nope', content: 'r' }] }, 'g', {}),
       (err: unknown) => err instanceof GatewayError && err.status === 400 && err.param === 'messages[1].tool_call_id',
     );
     await assert.rejects(
-      provider.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'web_search' }] }, 'g', {}),
+      gemini.provider.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'web_search' }] }, 'g', {}),
       (err: unknown) => err instanceof GatewayError && err.code === 'unsupported_tool_type' && err.param === 'tools[0].type',
     );
     await assert.rejects(
-      provider.chat(
+      gemini.provider.chat(
         { model: 'm', messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] },
         'g',
         {},
       ),
       (err: unknown) => err instanceof GatewayError && err.status === 400 && err.param === 'messages[0].tool_calls[0].function.arguments',
     );
-    assert.equal(fake.requests.length, before, 'nothing reached the upstream');
+    assert.equal(gemini.fake.requests.length, before, 'nothing reached the upstream');
   });
 });

@@ -3,9 +3,8 @@
 // lost, usage comes last, failures surface as errors rather than as a short answer.
 import assert from 'node:assert/strict';
 import { GatewayError } from '../../src/http/errors';
-import { createProvider } from '../../src/providers/registry';
-import type { ChatCompletionChunk, ChatCompletionRequest, Provider } from '../../src/providers/types';
-import { fakeGeminiProviderConfig, startFakeGemini, type FakeGemini } from '../fixtures/upstreams/gemini-upstream';
+import type { ChatCompletionChunk, ChatCompletionRequest } from '../../src/providers/types';
+import { useFakeGeminiProvider } from '../fixtures/upstreams/gemini-upstream';
 
 const REQUEST: ChatCompletionRequest = { model: 'public', messages: [{ role: 'user', content: 'Say hello' }], stream: true };
 
@@ -28,20 +27,10 @@ async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<Chat
 const contentOf = (chunks: ChatCompletionChunk[]): string => chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
 
 describe('gemini provider: streaming', () => {
-  let fake: FakeGemini;
-  let provider: Provider;
-
-  before(async () => {
-    fake = await startFakeGemini();
-    provider = createProvider('gem', fakeGeminiProviderConfig(fake));
-  });
-  after(async () => {
-    await provider.close();
-    await fake.close();
-  });
+  const gemini = useFakeGeminiProvider();
 
   it('streams text deltas (split across TCP writes, multi-byte characters included) with the role first and usage last', async () => {
-    fake.script({
+    gemini.fake.script({
       kind: 'sse',
       chunkBytes: 7,
       events: [
@@ -50,8 +39,8 @@ describe('gemini provider: streaming', () => {
         textEvent('!', { usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 6, thoughtsTokenCount: 2, totalTokenCount: 13 } }, { finishReason: 'STOP' }),
       ],
     });
-    const chunks = await collect(provider.chatStream(REQUEST, 'gemini-2.5-flash', {}));
-    const request = fake.requests.at(-1)!;
+    const chunks = await collect(gemini.provider.chatStream(REQUEST, 'gemini-2.5-flash', {}));
+    const request = gemini.fake.requests.at(-1)!;
     assert.equal(request.path, '/v1beta/models/gemini-2.5-flash:streamGenerateContent');
     assert.equal(request.query.get('alt'), 'sse');
     assert.deepEqual(request.body, { contents: [{ role: 'user', parts: [{ text: 'Say hello' }] }] });
@@ -77,7 +66,7 @@ describe('gemini provider: streaming', () => {
   });
 
   it('streams every function call as its own tool-call delta (index, id, name, full arguments) and ends with tool_calls', async () => {
-    fake.script({
+    gemini.fake.script({
       kind: 'sse',
       events: [
         textEvent('Checking both.'),
@@ -96,7 +85,7 @@ describe('gemini provider: streaming', () => {
         },
       ],
     });
-    const chunks = await collect(provider.chatStream({ ...REQUEST, tools: [{ type: 'function', function: { name: 'get_weather' } }] }, 'g', {}));
+    const chunks = await collect(gemini.provider.chatStream({ ...REQUEST, tools: [{ type: 'function', function: { name: 'get_weather' } }] }, 'g', {}));
     assert.equal(contentOf(chunks), 'Checking both.');
     const calls = chunks.flatMap((c) => c.choices[0]!.delta.tool_calls ?? []);
     assert.equal(calls.length, 3);
@@ -117,37 +106,37 @@ describe('gemini provider: streaming', () => {
   });
 
   it('streams JSON mode as raw JSON text', async () => {
-    fake.script({
+    gemini.fake.script({
       kind: 'sse',
       events: [textEvent('{"verdict":'), textEvent('"pass",'), textEvent('"items":[1,2]}', {}, { finishReason: 'STOP' })],
     });
-    const chunks = await collect(provider.chatStream({ ...REQUEST, response_format: { type: 'json_object' } }, 'g', {}));
-    assert.deepEqual(fake.requests.at(-1)!.body['generationConfig'], { responseMimeType: 'application/json' });
+    const chunks = await collect(gemini.provider.chatStream({ ...REQUEST, response_format: { type: 'json_object' } }, 'g', {}));
+    assert.deepEqual(gemini.fake.requests.at(-1)!.body['generationConfig'], { responseMimeType: 'application/json' });
     assert.deepEqual(JSON.parse(contentOf(chunks)), { verdict: 'pass', items: [1, 2] });
   });
 
   it('maps MAX_TOKENS to length and a blocked prompt to content_filter', async () => {
-    fake.script(
+    gemini.fake.script(
       { kind: 'sse', events: [textEvent('Once upon', {}, { finishReason: 'MAX_TOKENS' })] },
       { kind: 'sse', events: [{ promptFeedback: { blockReason: 'SAFETY' }, usageMetadata: { promptTokenCount: 4, totalTokenCount: 4 } }] },
     );
-    const cut = await collect(provider.chatStream(REQUEST, 'g', {}));
+    const cut = await collect(gemini.provider.chatStream(REQUEST, 'g', {}));
     assert.equal(cut.at(-1)!.choices[0]!.finish_reason, 'length');
-    const blocked = await collect(provider.chatStream(REQUEST, 'g', {}));
+    const blocked = await collect(gemini.provider.chatStream(REQUEST, 'g', {}));
     assert.equal(contentOf(blocked), '');
     assert.equal(blocked.at(-1)!.choices[0]!.finish_reason, 'content_filter');
     assert.deepEqual(blocked.at(-1)!.usage, { prompt_tokens: 4, completion_tokens: 0, total_tokens: 4 });
   });
 
   it('fails with the upstream message when an error event arrives mid-stream', async () => {
-    fake.script({
+    gemini.fake.script({
       kind: 'sse',
       events: [textEvent('Partial '), { error: { code: 500, message: 'An internal error has occurred.', status: 'INTERNAL' } }],
     });
     const received: ChatCompletionChunk[] = [];
     await assert.rejects(
       (async () => {
-        for await (const chunk of provider.chatStream(REQUEST, 'g', {})) received.push(chunk);
+        for await (const chunk of gemini.provider.chatStream(REQUEST, 'g', {})) received.push(chunk);
       })(),
       (err: unknown) => err instanceof GatewayError && err.code === 'upstream_error' && err.message === 'An internal error has occurred.',
     );
@@ -155,31 +144,31 @@ describe('gemini provider: streaming', () => {
   });
 
   it('fails rather than ending quietly when the upstream stream stops before a finish reason', async () => {
-    fake.script({ kind: 'sse', events: [textEvent('Half an ans')], endAbruptly: true });
-    await assert.rejects(collect(provider.chatStream(REQUEST, 'g', {})), (err: unknown) => err instanceof GatewayError && err.code === 'upstream_error');
-    fake.script({ kind: 'sse', events: [textEvent('Half an ans')] });
-    await assert.rejects(collect(provider.chatStream(REQUEST, 'g', {})), (err: unknown) => err instanceof GatewayError && /ended before the answer was complete/.test(err.message));
+    gemini.fake.script({ kind: 'sse', events: [textEvent('Half an ans')], endAbruptly: true });
+    await assert.rejects(collect(gemini.provider.chatStream(REQUEST, 'g', {})), (err: unknown) => err instanceof GatewayError && err.code === 'upstream_error');
+    gemini.fake.script({ kind: 'sse', events: [textEvent('Half an ans')] });
+    await assert.rejects(collect(gemini.provider.chatStream(REQUEST, 'g', {})), (err: unknown) => err instanceof GatewayError && /ended before the answer was complete/.test(err.message));
   });
 
   it('fails with the upstream status and message when the stream is refused', async () => {
-    fake.script({ kind: 'error', status: 429, body: { error: { code: 429, message: 'Quota exceeded for quota metric.', status: 'RESOURCE_EXHAUSTED' } } });
-    await assert.rejects(collect(provider.chatStream(REQUEST, 'g', {})), (err: unknown) => err instanceof GatewayError && err.status === 429 && err.message === 'Quota exceeded for quota metric.');
+    gemini.fake.script({ kind: 'error', status: 429, body: { error: { code: 429, message: 'Quota exceeded for quota metric.', status: 'RESOURCE_EXHAUSTED' } } });
+    await assert.rejects(collect(gemini.provider.chatStream(REQUEST, 'g', {})), (err: unknown) => err instanceof GatewayError && err.status === 429 && err.message === 'Quota exceeded for quota metric.');
   });
 
   it('relays chunks as they arrive and releases the upstream when the caller stops or aborts', async () => {
-    fake.script({ kind: 'hang', firstEvent: textEvent('first') });
-    const iterator = provider.chatStream(REQUEST, 'g', {})[Symbol.asyncIterator]();
+    gemini.fake.script({ kind: 'hang', firstEvent: textEvent('first') });
+    const iterator = gemini.provider.chatStream(REQUEST, 'g', {})[Symbol.asyncIterator]();
     const first = await iterator.next();
     assert.equal(first.value?.choices[0]?.delta.content, 'first', 'the first chunk arrived while the upstream was still open');
     await iterator.return?.();
-    await fake.clientGone();
+    await gemini.fake.clientGone();
 
-    fake.script({ kind: 'hang', firstEvent: textEvent('again') });
+    gemini.fake.script({ kind: 'hang', firstEvent: textEvent('again') });
     const controller = new AbortController();
-    const aborted = provider.chatStream(REQUEST, 'g', { signal: controller.signal })[Symbol.asyncIterator]();
+    const aborted = gemini.provider.chatStream(REQUEST, 'g', { signal: controller.signal })[Symbol.asyncIterator]();
     assert.equal((await aborted.next()).value?.choices[0]?.delta.content, 'again');
     controller.abort();
-    await fake.clientGone();
+    await gemini.fake.clientGone();
     await assert.rejects(aborted.next());
   });
 });
