@@ -61,11 +61,22 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `serve` (or `worker`) and resolves once it logged that it is listening (or started). */
-export function startServer(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<ServerProcess> {
+export interface StartedChild {
+  /** The JSON log line that said the process is up (`port` is set for serve). */
+  readonly startLine: Record<string, unknown>;
+  /** Everything the process wrote to stderr so far. */
+  stderr(): string;
+  /** Sends `signal` unless the process already ended, then resolves with its exit code. */
+  stop(signal: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Watches a just-spawned gateway process (stderr piped) until it logs "listening" or "worker started".
+ * Rejects, killing it, when `timeoutMs` pass first; rejects when it exits first. `label` names the
+ * process in those errors.
+ */
+export function whenStarted(child: ChildProcess, label: string, timeoutMs: number): Promise<StartedChild> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { cwd: options.cwd ?? ROOT, env: baseEnv(options.env ?? {}) });
-    let out = '';
     let err = '';
     let settled = false;
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
@@ -73,9 +84,8 @@ export function startServer(args: string[], options: { env?: NodeJS.ProcessEnv; 
       if (settled) return;
       settled = true;
       child.kill('SIGKILL');
-      reject(new Error(`server did not start; stderr: ${err}`));
-    }, options.timeoutMs ?? 30_000);
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      reject(new Error(`${label} did not start; stderr: ${err}`));
+    }, timeoutMs);
     child.stderr!.on('data', (d: Buffer) => {
       err += d.toString();
       if (settled) return;
@@ -87,30 +97,42 @@ export function startServer(args: string[], options: { env?: NodeJS.ProcessEnv; 
         } catch {
           continue;
         }
-        if (entry['message'] === 'listening' || entry['message'] === 'worker started') {
-          settled = true;
-          clearTimeout(timer);
-          resolve({
-            child,
-            url: `http://127.0.0.1:${String(entry['port'] ?? '')}`,
-            stdout: () => out,
-            stderr: () => err,
-            async stop(signal = 'SIGTERM') {
-              if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-              return exited;
-            },
-          });
-          return;
-        }
+        if (entry['message'] !== 'listening' && entry['message'] !== 'worker started') continue;
+        settled = true;
+        clearTimeout(timer);
+        resolve({
+          startLine: entry,
+          stderr: () => err,
+          async stop(signal) {
+            if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+            return exited;
+          },
+        });
+        return;
       }
     });
     child.once('exit', (code) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      reject(new Error(`server exited with ${code} before listening; stderr: ${err}`));
+      reject(new Error(`${label} exited with ${code} before starting; stderr: ${err}`));
     });
   });
+}
+
+/** Starts `serve` (or `worker`) and resolves once it logged that it is listening (or started). */
+export async function startServer(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [MAIN, ...args], { cwd: options.cwd ?? ROOT, env: baseEnv(options.env ?? {}) });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const started = await whenStarted(child, 'server', options.timeoutMs ?? 30_000);
+  return {
+    child,
+    url: `http://127.0.0.1:${String(started.startLine['port'] ?? '')}`,
+    stdout: () => out,
+    stderr: started.stderr,
+    stop: (signal = 'SIGTERM') => started.stop(signal),
+  };
 }
 
 /** A port that was free a moment ago (for tests that must name a port up front). */

@@ -5,8 +5,7 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { writeFileSync } from 'node:fs';
 import { baseConfigDocument, mergeConfig, type ConfigDocument } from '../helpers/config';
-
-export const ROOT = path.resolve(__dirname, '../..');
+import { ROOT, whenStarted } from '../helpers/process';
 
 export interface Proc {
   readonly child: ChildProcess;
@@ -24,58 +23,25 @@ export function writeProcessConfig(file: string, patch: ConfigDocument): string 
 const live = new Set<Proc>();
 
 /** Starts `serve` or `worker` and resolves once it logged "listening" / "worker started". */
-export function startProcess(command: 'serve' | 'worker', configFile: string, timeoutMs = 30_000): Promise<Proc> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts'), command, '--config', configFile], {
-      cwd: ROOT,
-      env: { PATH: process.env['PATH'], HOME: process.env['HOME'] },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let err = '';
-    let settled = false;
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    const timer = setTimeout(() => {
-      if (settled) return;
-      settled = true;
-      child.kill('SIGKILL');
-      reject(new Error(`${command} did not start; stderr: ${err}`));
-    }, timeoutMs);
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      if (settled) return;
-      for (const line of err.split('\n')) {
-        if (!line.startsWith('{')) continue;
-        let entry: Record<string, unknown>;
-        try {
-          entry = JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          continue;
-        }
-        if (entry['message'] !== 'listening' && entry['message'] !== 'worker started') continue;
-        settled = true;
-        clearTimeout(timer);
-        const proc: Proc = {
-          child,
-          url: entry['port'] ? `http://127.0.0.1:${String(entry['port'])}` : '',
-          stderr: () => err,
-          async kill(signal) {
-            if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-            await exited;
-            live.delete(proc);
-          },
-        };
-        live.add(proc);
-        resolve(proc);
-        return;
-      }
-    });
-    child.once('exit', (code) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      reject(new Error(`${command} exited with ${code} before starting; stderr: ${err}`));
-    });
+export async function startProcess(command: 'serve' | 'worker', configFile: string, timeoutMs = 30_000): Promise<Proc> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts'), command, '--config', configFile], {
+    cwd: ROOT,
+    env: { PATH: process.env['PATH'], HOME: process.env['HOME'] },
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
+  const started = await whenStarted(child, command, timeoutMs);
+  const port = started.startLine['port'];
+  const proc: Proc = {
+    child,
+    url: port ? `http://127.0.0.1:${String(port)}` : '',
+    stderr: started.stderr,
+    async kill(signal) {
+      await started.stop(signal);
+      live.delete(proc);
+    },
+  };
+  live.add(proc);
+  return proc;
 }
 
 /** Kills every process still running (after hooks). */
