@@ -2,8 +2,14 @@
 // (postgres) both satisfy it, so every repository's SQL is written once and runs on both.
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import pg from 'pg';
+import type PgModule from 'pg';
+
+// Each driver is loaded only by the store that uses it: a postgres gateway does not carry PGlite's
+// JavaScript in memory, nor an embedded one node-postgres.
+function loadPg(): typeof PgModule {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('pg') as typeof PgModule;
+}
 
 export type SqlParam = string | number | boolean | null | readonly string[];
 
@@ -27,6 +33,7 @@ export interface SqlDatabase extends SqlExecutor {
 export async function openPglite(storePath: string): Promise<SqlDatabase> {
   const dataDir = path.join(path.resolve(storePath), 'pgdata');
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const { PGlite } = await import('@electric-sql/pglite');
   const db = await PGlite.create({ dataDir });
   return {
     kind: 'embedded',
@@ -58,12 +65,13 @@ export interface PostgresOptions {
 }
 
 export function openPostgres(options: PostgresOptions): SqlDatabase {
+  const pg = loadPg();
   const pool = new pg.Pool({ connectionString: options.url, max: options.max ?? 10, connectionTimeoutMillis: 10_000 });
   pool.on('error', options.onIdleError);
   return {
     kind: 'postgres',
     async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
-      return (await pool.query<R & pg.QueryResultRow>(text, [...params])).rows;
+      return (await pool.query<R & PgModule.QueryResultRow>(text, [...params])).rows;
     },
     async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
       const client = await pool.connect();
@@ -72,7 +80,7 @@ export function openPostgres(options: PostgresOptions): SqlDatabase {
         await client.query('BEGIN');
         const result = await fn({
           async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
-            return (await client.query<R & pg.QueryResultRow>(text, [...params])).rows;
+            return (await client.query<R & PgModule.QueryResultRow>(text, [...params])).rows;
           },
         });
         await client.query('COMMIT');
