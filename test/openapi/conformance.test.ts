@@ -2,16 +2,14 @@
 // streams every event payload) is validated against the schema the document declares for that
 // operation and status. An undocumented status or a shape drift fails here.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import request from 'supertest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
+import { derefIn, loadGeneratedDocument } from '../helpers/openapi-document';
 
-const ROOT = path.resolve(__dirname, '../..');
-const doc = JSON.parse(readFileSync(path.join(ROOT, 'src/generated/openapi.json'), 'utf8')) as OpenAPIV3_1.Document;
+const doc = loadGeneratedDocument();
 const AGENT_ID = '6f1d8a52-3c0e-4b7e-9a41-2f5c7d9e0b13';
 
 const ajv = new Ajv2020({ strict: false, allErrors: true, discriminator: true });
@@ -19,14 +17,7 @@ addFormats(ajv);
 ajv.addSchema({ $id: 'doc', components: doc.components } as object);
 const compiled = new Map<string, ValidateFunction>();
 
-function deref<T>(value: unknown): T {
-  let current = value as Record<string, unknown>;
-  while (typeof current['$ref'] === 'string') {
-    const pointer = (current['$ref'] as string).replace(/^#\//, '').split('/');
-    current = pointer.reduce<Record<string, unknown>>((node, key) => node[key] as Record<string, unknown>, doc as unknown as Record<string, unknown>);
-  }
-  return current as T;
-}
+const deref = <T>(value: unknown): T => derefIn<T>(doc, value);
 
 function operation(operationId: string): OpenAPIV3_1.OperationObject {
   for (const item of Object.values(doc.paths ?? {})) {

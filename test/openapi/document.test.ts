@@ -2,14 +2,14 @@
 // defines exactly the operations of the brief with their envelopes and security, declares every
 // response header the service sends, and maps one to one onto the handlers.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { routes } from '../../src/generated/routes';
 import { handlers } from '../../src/operations/index';
+import { derefIn, loadGeneratedDocument } from '../helpers/openapi-document';
 
 const ROOT = path.resolve(__dirname, '../..');
-const doc = JSON.parse(readFileSync(path.join(ROOT, 'src/generated/openapi.json'), 'utf8')) as OpenAPIV3_1.Document;
+const doc = loadGeneratedDocument();
 
 /** The fixed operation table of the brief: operationId -> [method, path, envelope, authenticated]. */
 const OPERATIONS: Record<string, [string, string, 'flat' | 'openai' | 'anthropic', boolean]> = {
@@ -60,14 +60,7 @@ function operations(): Operation[] {
   return out;
 }
 
-function deref<T>(value: unknown): T {
-  let current = value as Record<string, unknown>;
-  while (typeof current['$ref'] === 'string') {
-    const pointer = (current['$ref'] as string).replace(/^#\//, '').split('/');
-    current = pointer.reduce<Record<string, unknown>>((node, key) => node[key] as Record<string, unknown>, doc as unknown as Record<string, unknown>);
-  }
-  return current as T;
-}
+const deref = <T>(value: unknown): T => derefIn<T>(doc, value);
 
 describe('OpenAPI document', () => {
   it('lints clean with the Redocly recommended ruleset', async function () {

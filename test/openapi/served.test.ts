@@ -1,12 +1,9 @@
 // The document and its reference page are served by a real gateway, and the gateway's validation
 // answers with the envelope of the path family naming the offending field, as the document declares.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import request from 'supertest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
-
-const ROOT = path.resolve(__dirname, '../..');
+import { loadGeneratedDocument } from '../helpers/openapi-document';
 
 describe('OpenAPI document served over HTTP', function () {
   this.timeout(120_000);
@@ -22,7 +19,7 @@ describe('OpenAPI document served over HTTP', function () {
     const res = await request(gw.url).get('/openapi.json').expect(200);
     assert.match(res.headers['content-type'] ?? '', /^application\/json/);
     assert.ok(res.headers['x-request-id']);
-    assert.deepEqual(res.body, JSON.parse(readFileSync(path.join(ROOT, 'src/generated/openapi.json'), 'utf8')));
+    assert.deepEqual(res.body, loadGeneratedDocument());
   });
 
   it('serves a reference page at GET /docs whose assets load from the gateway itself', async () => {
