@@ -2,7 +2,7 @@ import type { Filter } from 'mongodb';
 import type { ConversationRepository } from '../port';
 import type { ConversationItemRecord, ConversationRecord } from '../types';
 import { date, isDuplicateKey, type Collections, type ConversationDoc, type ItemDoc } from './collections';
-import { agentPermissionsExpr } from './permissions';
+import { agentGrantsAnyExpr, visibleRecordMatch } from './permissions';
 
 function toConversation(doc: ConversationDoc): ConversationRecord {
   return { id: doc._id, orgId: doc.orgId, userId: doc.userId, runId: doc.runId, metadata: doc.metadata, createdAt: doc.createdAt.toISOString() };
@@ -56,32 +56,13 @@ export function mongoConversations(c: Collections): ConversationRepository {
           { $match: { _id: id, orgId: principal.orgId } },
           { $lookup: { from: c.runs.collectionName, localField: 'runId', foreignField: '_id', as: 'run' } },
           { $lookup: { from: c.agents.collectionName, localField: 'run.agentId', foreignField: '_id', as: 'agent' } },
-          {
-            $match: {
-              $expr: {
-                $or: [
-                  { $literal: principal.role === 'admin' },
-                  { $eq: ['$userId', { $literal: principal.userId }] },
-                  {
-                    $and: [
-                      { $eq: [field(run, 'orgId'), { $literal: principal.orgId }] },
-                      {
-                        $or: [
-                          { $eq: [field(run, 'userId'), { $literal: principal.userId }] },
-                          {
-                            $and: [
-                              { $eq: [field(agent, 'orgId'), { $literal: principal.orgId }] },
-                              { $gt: [{ $size: agentPermissionsExpr(principal, agent) }, 0] },
-                            ],
-                          },
-                        ],
-                      },
-                    ],
-                  },
-                ],
-              },
-            },
-          },
+          // Through its run: a run of the principal's organization the principal may read.
+          visibleRecordMatch(principal, {
+            $and: [
+              { $eq: [field(run, 'orgId'), { $literal: principal.orgId }] },
+              { $or: [{ $eq: [field(run, 'userId'), { $literal: principal.userId }] }, agentGrantsAnyExpr(principal, agent)] },
+            ],
+          }),
           { $project: { run: 0, agent: 0 } },
         ])
         .toArray();

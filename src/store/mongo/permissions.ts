@@ -40,3 +40,30 @@ export function agentPermissionsExpr(principal: Principal, agent: unknown): Docu
     },
   };
 }
+
+/**
+ * True when `agent` (an expression, as above) belongs to the principal's organization and grants the
+ * principal any permission: what makes another user's run or conversation visible through its agent.
+ */
+export function agentGrantsAnyExpr(principal: Principal, agent: unknown): Document {
+  return {
+    $and: [
+      { $eq: [{ $let: { vars: { doc: agent }, in: '$$doc.orgId' } }, { $literal: principal.orgId }] },
+      { $gt: [{ $size: agentPermissionsExpr(principal, agent) }, 0] },
+    ],
+  };
+}
+
+/**
+ * The $match stage that keeps a run or conversation (with a `userId` field) the principal may read:
+ * any as an org admin, its own, or one for which `throughAgent` holds.
+ */
+export function visibleRecordMatch(principal: Principal, throughAgent: Document): Document {
+  return {
+    $match: {
+      $expr: {
+        $or: [{ $literal: principal.role === 'admin' }, { $eq: ['$userId', { $literal: principal.userId }] }, throughAgent],
+      },
+    },
+  };
+}

@@ -2,7 +2,7 @@ import type { Filter, UpdateFilter } from 'mongodb';
 import type { RunRepository } from '../port';
 import type { RunPatch, RunRecord, RunStatus, VisibleRun } from '../types';
 import { date, dateOrNull, isoOrNull, type AgentDoc, type Collections, type RunDoc } from './collections';
-import { agentPermissionsExpr } from './permissions';
+import { agentGrantsAnyExpr, visibleRecordMatch } from './permissions';
 
 export function toRun(doc: RunDoc): RunRecord {
   return {
@@ -84,22 +84,7 @@ export function mongoRuns(c: Collections): RunRepository {
         .aggregate<RunDoc & { agent: AgentDoc[] }>([
           { $match: { _id: runId, orgId: principal.orgId } },
           { $lookup: { from: c.agents.collectionName, localField: 'agentId', foreignField: '_id', as: 'agent' } },
-          {
-            $match: {
-              $expr: {
-                $or: [
-                  { $literal: principal.role === 'admin' },
-                  { $eq: ['$userId', { $literal: principal.userId }] },
-                  {
-                    $and: [
-                      { $eq: [{ $let: { vars: { joined: agent }, in: '$$joined.orgId' } }, { $literal: principal.orgId }] },
-                      { $gt: [{ $size: agentPermissionsExpr(principal, agent) }, 0] },
-                    ],
-                  },
-                ],
-              },
-            },
-          },
+          visibleRecordMatch(principal, agentGrantsAnyExpr(principal, agent)),
         ])
         .toArray();
       if (!doc) return null;
