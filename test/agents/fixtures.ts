@@ -6,6 +6,7 @@ import request from 'supertest';
 import type { Store } from '../../src/store/port';
 import type { RunRecord, RunStatus } from '../../src/store/types';
 import type { ConfigDocument, TestGateway } from '../helpers/gateway';
+import { runRecord } from '../store/contract/fixtures';
 
 export const AGENTS = {
   /** Created by u-member, shared with group finance (view): u-viewer sees it. */
@@ -54,29 +55,18 @@ export function agentsConfig(): ConfigDocument {
 
 /** Inserts a finished run straight into the store (paging and date tests need exact creation times). */
 export async function insertRun(store: Store, agentId: string, createdAt: string, status: RunStatus = 'success', userId = 'u-admin'): Promise<RunRecord> {
-  const run: RunRecord = {
+  const run = runRecord({
     id: randomUUID(),
     orgId: 'acme',
     agentId,
-    agentVersion: 1,
     userId,
     conversationId: `conv_${randomUUID().replace(/-/g, '')}`,
     inputs: [],
     status,
-    result: null,
-    error: null,
-    trigger: 'api',
-    sourceRunId: null,
-    stepsCompleted: 0,
     createdAt,
-    updatedAt: createdAt,
     endedAt: status === 'in_progress' ? null : createdAt,
     deadlineAt: '2999-01-01T00:00:00.000Z',
-    leaseOwner: null,
-    leaseExpiresAt: null,
-    attempts: 0,
-    revision: 0,
-  };
+  });
   await store.runs.create(run);
   return run;
 }
