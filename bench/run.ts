@@ -200,7 +200,11 @@ async function main(): Promise<void> {
     const gateways: { store: StoreKind; url: string; pid: number }[] = [];
     for (const store of stores) {
       const config = gatewayConfig(dir, upstreamPort, store, schema?.url ?? null);
-      const gateway = await startPinned(1, [MAIN, 'serve', '--config', config], { PATH: process.env['PATH'] ?? '' });
+      // The gateway runs with a clean environment, except NODE_OPTIONS when the operator sets one (e.g. a
+      // V8 heap limit): the header line then says so, since it changes the memory figures.
+      const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'] ?? '' };
+      if (process.env['NODE_OPTIONS']) env['NODE_OPTIONS'] = process.env['NODE_OPTIONS'];
+      const gateway = await startPinned(1, [MAIN, 'serve', '--config', config], env);
       children.push(gateway.child);
       gateways.push({ store, url: `http://127.0.0.1:${String(gateway.info['port'])}/v1/chat/completions`, pid: gateway.child.pid! });
     }
@@ -213,7 +217,8 @@ async function main(): Promise<void> {
     }
 
     console.log(`agent-gateway benchmark: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version}, ${durationMs / 1000} s per cell`);
-    console.log(`proxy under test pinned to core 1; upstream and load generator on core 0; gateway plugins: auth, rateLimit, audit, stripFields; stores: ${stores.join(', ')}\n`);
+    console.log(`proxy under test pinned to core 1; upstream and load generator on core 0; gateway plugins: auth, rateLimit, audit, stripFields; stores: ${stores.join(', ')}`);
+    console.log(`gateway NODE_OPTIONS: ${process.env['NODE_OPTIONS'] || '(none)'}\n`);
     const rows: string[][] = [];
     const checks = new Map<StoreKind, string[]>(stores.map((store) => [store, []]));
     for (const stream of [false, true]) {
