@@ -39,17 +39,39 @@ function parseQuery(url: string | undefined): Record<string, unknown> {
   return out;
 }
 
-async function runHooks(plugins: readonly AssembledPlugin[], ctx: RequestContext, services: AppServices): Promise<void> {
-  for (const plugin of plugins) {
+function failedOpen(err: unknown, plugin: AssembledPlugin, ctx: RequestContext, services: AppServices): void {
+  if (err instanceof GatewayError || plugin.definition.failMode === 'closed') throw err;
+  // Fail-open plugins (declared in their definition) must not take the API down with them.
+  services.logger.warn('plugin failed open', { plugin: plugin.definition.name, requestId: ctx.requestId, ...errorFields(err) });
+}
+
+/**
+ * Runs the plugins' onRequest hooks in order. Hooks that complete synchronously (a cached key, an
+ * in-memory counter) cost no promise: only from the first hook that returns one does the rest run
+ * asynchronously. Returns undefined when everything ran synchronously.
+ */
+function runHooks(plugins: readonly AssembledPlugin[], ctx: RequestContext, services: AppServices, from = 0): Promise<void> | undefined {
+  for (let i = from; i < plugins.length; i++) {
+    const plugin = plugins[i]!;
     if (!ctx.route.authenticated && plugin.definition.phase !== 'identify') continue;
+    let result: unknown;
     try {
-      await plugin.hooks.onRequest?.(ctx);
+      result = plugin.hooks.onRequest?.(ctx);
     } catch (err) {
-      if (err instanceof GatewayError || plugin.definition.failMode === 'closed') throw err;
-      // Fail-open plugins (declared in their definition) must not take the API down with them.
-      services.logger.warn('plugin failed open', { plugin: plugin.definition.name, requestId: ctx.requestId, ...errorFields(err) });
+      failedOpen(err, plugin, ctx, services);
+      continue;
+    }
+    if (result !== undefined && typeof (result as PromiseLike<unknown>).then === 'function') {
+      return Promise.resolve(result as PromiseLike<unknown>).then(
+        () => runHooks(plugins, ctx, services, i + 1),
+        (err: unknown) => {
+          failedOpen(err, plugin, ctx, services);
+          return runHooks(plugins, ctx, services, i + 1);
+        },
+      );
     }
   }
+  return undefined;
 }
 
 export function createDispatcher(
@@ -125,7 +147,8 @@ export function createDispatcher(
 
     void (async () => {
       try {
-        await runHooks(pipeline.beforeBody, ctx, services);
+        const admitted = runHooks(pipeline.beforeBody, ctx, services);
+        if (admitted) await admitted;
         if (route.authenticated && ctx.principal === null) {
           if (anonymous === null) throw new GatewayError('unauthorized', 'Missing API key.');
           ctx.principal = anonymous;
@@ -146,7 +169,8 @@ export function createDispatcher(
           // Operations without a body ignore one (e.g. restart): drain it so the socket can be reused.
           req.resume();
         }
-        await runHooks(pipeline.afterValidation, ctx, services);
+        const inspected = runHooks(pipeline.afterValidation, ctx, services);
+        if (inspected) await inspected;
         const reply = await handler(ctx, services);
         if (reply && !res.headersSent) {
           if (reply.raw) {
