@@ -283,11 +283,15 @@ async function soak(store: StoreKind, url: string, pid: number, seconds: number)
   console.log(`soak (${store} store): ${windows} x ${windowSeconds} s at c=64 through the gateway; RSS sampled every second`);
   // RSS saws up and down with V8's major collections, so one sample per window says little: the
   // lowest sample of a window (the floor after a collection) is what grows if something leaks.
+  // Windows shorter than 10 s give no floor to compare.
   const floors: number[] = [];
   for (let i = 0; i < windows; i++) {
     let low = Infinity;
     let high = 0;
+    const started = Date.now();
     const sampler = setInterval(() => {
+      // The first seconds of a window are the load ramping up (in the first one, from idle): skipped.
+      if (Date.now() - started < 5000) return;
       const rss = rssOf(pid, 'VmRSS');
       low = Math.min(low, rss);
       high = Math.max(high, rss);
