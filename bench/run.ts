@@ -144,7 +144,9 @@ function gatewayConfig(dir: string, upstreamPort: number, store: StoreKind, post
         ? { driver: 'postgres', url: postgresUrl, path: path.join(dir, 'data-unused'), retentionDays: 0 }
         : { driver: 'embedded', path: path.join(dir, 'data'), retentionDays: 0 },
     queue: { driver: 'inline' },
-    providers: { bench: { type: 'openai', baseUrl: `http://127.0.0.1:${upstreamPort}/v1`, apiKey: 'upstream-key', allowPrivateNetwork: true, retries: { max: 0 } } },
+    providers: {
+      bench: { type: 'openai', baseUrl: `http://127.0.0.1:${upstreamPort}/v1`, apiKey: 'upstream-key', allowPrivateNetwork: true, retries: { max: 0 } },
+    },
     models: [{ id: 'bench-model', provider: 'bench' }],
     organizations: [
       {
@@ -181,7 +183,9 @@ async function main(): Promise<void> {
   let schema: { url: string; drop(): Promise<void> } | null = null;
   const cleanup = async (): Promise<void> => {
     for (const child of children) child.kill('SIGTERM');
-    await Promise.all(children.map((child) => (child.exitCode === null && child.signalCode === null ? new Promise((r) => child.once('exit', r)) : Promise.resolve())));
+    await Promise.all(
+      children.map((child) => (child.exitCode === null && child.signalCode === null ? new Promise((r) => child.once('exit', r)) : Promise.resolve())),
+    );
     rmSync(dir, { recursive: true, force: true });
     await schema?.drop().catch((err: unknown) => console.error(`bench: could not drop the postgres schema: ${String(err)}`));
   };
@@ -216,8 +220,12 @@ async function main(): Promise<void> {
       return;
     }
 
-    console.log(`agent-gateway benchmark: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version}, ${durationMs / 1000} s per cell`);
-    console.log(`proxy under test pinned to core 1; upstream and load generator on core 0; gateway plugins: auth, rateLimit, audit, stripFields; stores: ${stores.join(', ')}`);
+    console.log(
+      `agent-gateway benchmark: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version}, ${durationMs / 1000} s per cell`,
+    );
+    console.log(
+      `proxy under test pinned to core 1; upstream and load generator on core 0; gateway plugins: auth, rateLimit, audit, stripFields; stores: ${stores.join(', ')}`,
+    );
     console.log(`gateway NODE_OPTIONS: ${process.env['NODE_OPTIONS'] || '(none)'}\n`);
     const rows: string[][] = [];
     const checks = new Map<StoreKind, string[]>(stores.map((store) => [store, []]));
@@ -250,7 +258,8 @@ async function main(): Promise<void> {
           if (stream && (concurrency === 1 || concurrency === 64)) {
             list.push(check(`stream c${concurrency} added TTFB p50 over direct < 1 ms`, g.ttfbP50 - d.ttfbP50 < 1, `+${fmt(g.ttfbP50 - d.ttfbP50, 3)} ms`));
           }
-          if (stream && concurrency === 64) list.push(check('stream c64 streams/s equal to direct (>= 95%)', g.rps / d.rps >= 0.95, `${fmt((g.rps / d.rps) * 100, 1)}%`));
+          if (stream && concurrency === 64)
+            list.push(check('stream c64 streams/s equal to direct (>= 95%)', g.rps / d.rps >= 0.95, `${fmt((g.rps / d.rps) * 100, 1)}%`));
         }
       }
     }
@@ -299,7 +308,9 @@ async function soak(store: StoreKind, url: string, pid: number, seconds: number)
     const r = await runLoad(url, 64, windowSeconds * 1000, false, KEY);
     clearInterval(sampler);
     floors.push(low);
-    console.log(`  window ${i + 1}/${windows}: ${fmt(r.rps, 0)} req/s, p99 ${fmt(r.p99)} ms, errors ${r.errors}, RSS low ${fmt(low, 1)} MB, high ${fmt(high, 1)} MB`);
+    console.log(
+      `  window ${i + 1}/${windows}: ${fmt(r.rps, 0)} req/s, p99 ${fmt(r.p99)} ms, errors ${r.errors}, RSS low ${fmt(low, 1)} MB, high ${fmt(high, 1)} MB`,
+    );
   }
   const baseline = floors[0]!;
   const last = floors[floors.length - 1]!;

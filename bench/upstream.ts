@@ -12,7 +12,14 @@ const completion = Buffer.from(
     object: 'chat.completion',
     created: 1_700_000_000,
     model: 'bench-model',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'The quick brown fox jumps over the lazy dog.', refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: 'The quick brown fox jumps over the lazy dog.', refusal: null },
+        logprobs: null,
+        finish_reason: 'stop',
+      },
+    ],
     usage: { prompt_tokens: 12, completion_tokens: 10, total_tokens: 22 },
   }),
 );

@@ -82,8 +82,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
   const metrics = deps.metrics ?? createMetrics();
   const clock = deps.clock ?? { now: () => new Date() };
   const onRedisError = (err: Error): void => void deps.logger.warn('redis connection error', errorFields(err));
-  const redis =
-    deps.redis !== undefined ? deps.redis : config.queue.driver === 'bullmq' ? createRedisProvider(config.queue.redisUrl, onRedisError) : null;
+  const redis = deps.redis !== undefined ? deps.redis : config.queue.driver === 'bullmq' ? createRedisProvider(config.queue.redisUrl, onRedisError) : null;
   const ownsRedis = deps.redis === undefined && redis !== null;
   const models = deps.models ?? new ConfigModelRouter(config);
   const pipeline = await assemblePipeline(pluginRegistry, config, { config, store: deps.store, logger: deps.logger, metrics, clock, redis });

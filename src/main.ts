@@ -38,7 +38,8 @@ async function serve(argv: string[], worker: boolean): Promise<void> {
   if (worker) {
     // A worker shares runs with gateways through Redis and a shared store; the embedded store lives
     // inside one process, so a separate worker could never see the gateway's runs.
-    if (checked.store.driver === 'embedded') throw new CliError('worker needs a shared store (store.driver postgres or mongodb); the embedded store belongs to the gateway process');
+    if (checked.store.driver === 'embedded')
+      throw new CliError('worker needs a shared store (store.driver postgres or mongodb); the embedded store belongs to the gateway process');
     if (checked.queue.driver !== 'bullmq') throw new CliError('worker needs queue.driver bullmq (with inline, the gateway runs its runs itself)');
   }
   // The queue's Redis first: a cheap check that spares opening the store for nothing.
@@ -68,8 +69,7 @@ async function serve(argv: string[], worker: boolean): Promise<void> {
   }
   const gateway = built;
   // The embedded store is this process's alone: admin commands reach it through a local socket.
-  const control: ControlServer | null =
-    config.store.driver === 'embedded' ? await startControlServer(controlSocketOf(config.store.path), store, logger) : null;
+  const control: ControlServer | null = config.store.driver === 'embedded' ? await startControlServer(controlSocketOf(config.store.path), store, logger) : null;
   let runtime: Runtime;
   let server: Server | null = null;
   if (worker) {

@@ -32,7 +32,10 @@ describe('conventions', () => {
       const schema = plugin.configSchema as Schema;
       assert.equal(typeof schema.description, 'string', 'the schema has a description');
       const properties = Object.entries(schema.properties ?? {});
-      assert.ok(properties.some(([name]) => name === 'enabled'), 'the schema has `enabled`');
+      assert.ok(
+        properties.some(([name]) => name === 'enabled'),
+        'the schema has `enabled`',
+      );
       for (const [name, property] of properties) {
         assert.equal(typeof property.description, 'string', `${plugin.name}.${name} has a description`);
         assert.notEqual(property.default, undefined, `${plugin.name}.${name} has a default`);

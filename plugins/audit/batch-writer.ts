@@ -58,7 +58,13 @@ export class BatchWriter<T> {
       this.failing = false;
     } catch (err) {
       this.buffer.unshift(...batch);
-      if (!this.failing) this.options.logger.error('batch write failed; will retry', { plugin: 'audit', component: this.options.name, count: batch.length, ...errorFields(err) });
+      if (!this.failing)
+        this.options.logger.error('batch write failed; will retry', {
+          plugin: 'audit',
+          component: this.options.name,
+          count: batch.length,
+          ...errorFields(err),
+        });
       this.failing = true;
     }
   }
@@ -66,13 +72,17 @@ export class BatchWriter<T> {
   /** Stops the timer and writes everything buffered (shutdown: nothing accepted is lost). */
   async close(): Promise<void> {
     clearInterval(this.timer);
-    for (let attempt = 0; this.buffer.length > 0 && attempt < 3; ) {
+    for (let attempt = 0; this.buffer.length > 0 && attempt < 3;) {
       const before = this.buffer.length;
       await this.flush();
       if (this.buffer.length >= before) attempt++; // a failed write: retry a couple of times, then give up
     }
     if (this.buffer.length > 0) {
-      this.options.logger.error('records lost at shutdown: the store did not accept them', { plugin: 'audit', component: this.options.name, count: this.buffer.length });
+      this.options.logger.error('records lost at shutdown: the store did not accept them', {
+        plugin: 'audit',
+        component: this.options.name,
+        count: this.buffer.length,
+      });
     }
   }
 }

@@ -30,7 +30,7 @@ export default definePlugin<AuditConfig>({
   order: 100,
   requires: [],
   failMode: 'open',
-  description: 'Records every API call in the organization\'s audit trail, and upstream token usage, in batches',
+  description: "Records every API call in the organization's audit trail, and upstream token usage, in batches",
   configSchema: {
     type: 'object',
     additionalProperties: false,
@@ -38,7 +38,12 @@ export default definePlugin<AuditConfig>({
       'Audit trail: time, organization, user, key id (never the key), method, route template, operationId, resource ids, status, latency and request id of every API call, success, error or client abort; plus the token usage of upstream calls. Written in batches off the request path and flushed on shutdown. Fails open: a store outage never fails a request (records are kept in memory and retried, up to maxBuffered).',
     properties: {
       enabled: { type: 'boolean', default: AUDIT_DEFAULTS.enabled, description: 'Record API calls.' },
-      flushIntervalMs: { type: 'integer', minimum: 10, default: AUDIT_DEFAULTS.flushIntervalMs, description: 'Longest time a record waits in memory before it is written.' },
+      flushIntervalMs: {
+        type: 'integer',
+        minimum: 10,
+        default: AUDIT_DEFAULTS.flushIntervalMs,
+        description: 'Longest time a record waits in memory before it is written.',
+      },
       batchSize: { type: 'integer', minimum: 1, default: AUDIT_DEFAULTS.batchSize, description: 'Records per write; a full batch is written at once.' },
       maxBuffered: {
         type: 'integer',

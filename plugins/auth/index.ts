@@ -39,7 +39,7 @@ export default definePlugin<AuthConfig>({
   order: 100,
   requires: [],
   failMode: 'closed',
-  description: 'Resolves the API key (Authorization: Bearer, x-api-key or api-key) to the caller\'s organization, user, role and groups',
+  description: "Resolves the API key (Authorization: Bearer, x-api-key or api-key) to the caller's organization, user, role and groups",
   configSchema: {
     type: 'object',
     additionalProperties: false,
@@ -47,16 +47,36 @@ export default definePlugin<AuthConfig>({
       'API key authentication on every authenticated operation. Missing, malformed, unknown or revoked keys get 401 with the flat envelope. Fails closed: when the store cannot be asked, the request is rejected. With auth off, every call acts as an admin of the first configured organization.',
     properties: {
       enabled: { type: 'boolean', default: AUTH_DEFAULTS.enabled, description: 'Require an API key.' },
-      cacheSize: { type: 'integer', minimum: 1, default: AUTH_DEFAULTS.cacheSize, description: 'Key resolutions kept in memory (least recently used are dropped).' },
-      cacheTtlMs: { type: 'integer', minimum: 0, default: AUTH_DEFAULTS.cacheTtlMs, description: 'How long a resolved key is served from memory; revocations evict it sooner.' },
-      negativeTtlMs: { type: 'integer', minimum: 0, default: AUTH_DEFAULTS.negativeTtlMs, description: 'How long an unknown or revoked key is remembered as such.' },
+      cacheSize: {
+        type: 'integer',
+        minimum: 1,
+        default: AUTH_DEFAULTS.cacheSize,
+        description: 'Key resolutions kept in memory (least recently used are dropped).',
+      },
+      cacheTtlMs: {
+        type: 'integer',
+        minimum: 0,
+        default: AUTH_DEFAULTS.cacheTtlMs,
+        description: 'How long a resolved key is served from memory; revocations evict it sooner.',
+      },
+      negativeTtlMs: {
+        type: 'integer',
+        minimum: 0,
+        default: AUTH_DEFAULTS.negativeTtlMs,
+        description: 'How long an unknown or revoked key is remembered as such.',
+      },
       revocationPollMs: {
         type: 'integer',
         minimum: 100,
         default: AUTH_DEFAULTS.revocationPollMs,
         description: 'How often each process asks the store for revoked keys; a revocation takes effect within about twice this.',
       },
-      touchFlushMs: { type: 'integer', minimum: 100, default: AUTH_DEFAULTS.touchFlushMs, description: 'How often the last-use time of keys is written to the store, in one batch.' },
+      touchFlushMs: {
+        type: 'integer',
+        minimum: 100,
+        default: AUTH_DEFAULTS.touchFlushMs,
+        description: 'How often the last-use time of keys is written to the store, in one batch.',
+      },
     },
   },
   create(partial, deps) {

@@ -13,14 +13,14 @@ export default definePlugin<DlpPluginConfig>({
   order: 100,
   requires: [],
   failMode: 'closed',
-  description: "Redacts sensitive data (organizations[].dlp policy) from request text before it reaches a model",
+  description: 'Redacts sensitive data (organizations[].dlp policy) from request text before it reaches a model',
   configSchema: {
     type: 'object',
     additionalProperties: false,
     description:
       'Data loss prevention. Each organization policy (organizations[].dlp: enabled, detectors among email, credit_card (Luhn), us_ssn, iban (mod 97), phone, secret_key, plus custom {name, pattern}) is compiled once at start-up; an organization without a dlp block gets every built-in detector. Matches become [REDACTED:<detector>]. Fails closed: a request whose policy cannot be applied is rejected, never forwarded unredacted.',
     properties: {
-      enabled: { type: 'boolean', default: true, description: 'Apply the organizations\' DLP policies to request text.' },
+      enabled: { type: 'boolean', default: true, description: "Apply the organizations' DLP policies to request text." },
     },
   },
   create(_config, deps) {

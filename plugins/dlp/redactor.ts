@@ -79,10 +79,7 @@ export const DEFAULT_POLICY: DlpPolicyConfig = {
 /** The redactor of a policy, or null when the policy is off or detects nothing. */
 export function compilePolicy(policy: DlpPolicyConfig): Redactor | null {
   if (!policy.enabled) return null;
-  const detectors: Detector[] = [
-    ...policy.detectors.map((name) => DETECTORS[name]),
-    ...policy.custom.map((c) => customDetector(c.name, c.pattern)),
-  ];
+  const detectors: Detector[] = [...policy.detectors.map((name) => DETECTORS[name]), ...policy.custom.map((c) => customDetector(c.name, c.pattern))];
   // Each redactor owns its RegExp objects (their lastIndex is state), so rules are cloned per policy.
   const rules: CompiledRule[] = detectors.flatMap((d) =>
     d.rules.map((rule) => ({ rule: { ...rule, pattern: new RegExp(rule.pattern.source, rule.pattern.flags) }, replacement: `[REDACTED:${d.name}]` })),

@@ -42,7 +42,7 @@ export default definePlugin<RateLimitConfig>({
     description:
       'Request budgets per organization (rateLimit.requestsPerMinute) and per user (rateLimit.perUserRequestsPerMinute) over a sliding one-minute window (two fixed windows, the previous one weighted by its overlap). Counters live in memory with queue.driver inline and in Redis (keys under queue.prefix, one round trip per request) with bullmq, shared by every gateway process. Organizations without a rateLimit are unlimited. Exceeded: 429 with Retry-After (seconds). Fails open: when Redis is unreachable requests are admitted and the outage is logged.',
     properties: {
-      enabled: { type: 'boolean', default: RATE_LIMIT_DEFAULTS.enabled, description: 'Enforce the organizations\' rate limits.' },
+      enabled: { type: 'boolean', default: RATE_LIMIT_DEFAULTS.enabled, description: "Enforce the organizations' rate limits." },
       redisTimeoutMs: {
         type: 'integer',
         minimum: 10,

@@ -20,7 +20,8 @@ export default definePlugin<StripFieldsConfig>({
   configSchema: {
     type: 'object',
     additionalProperties: false,
-    description: 'Deletes the listed top-level fields from every body sent to an upstream provider; a body it leaves unchanged is forwarded as the original bytes.',
+    description:
+      'Deletes the listed top-level fields from every body sent to an upstream provider; a body it leaves unchanged is forwarded as the original bytes.',
     properties: {
       enabled: { type: 'boolean', default: true, description: 'Strip the fields.' },
       fields: {

@@ -58,7 +58,10 @@ function visibleResult(step: StepState, status: RunStatus): StepResult | null {
   return null;
 }
 
-export function aggregateResult(status: RunStatus, steps: readonly { result: StepResult | null; completed: boolean; hasObjective: boolean }[]): AggregateResult {
+export function aggregateResult(
+  status: RunStatus,
+  steps: readonly { result: StepResult | null; completed: boolean; hasObjective: boolean }[],
+): AggregateResult {
   if (status === 'in_progress') return 'pending';
   const results = steps.map((s) => s.result);
   if (results.includes('fail')) return 'fail';

@@ -8,9 +8,7 @@ export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 const PAGE_PARAMS = ['limit', 'cursor', 'startDate', 'endDate'] as const;
 
-export type RunPageRequest =
-  | { paginated: false }
-  | { paginated: true; limit: number; cursor: string | null; startDate: string | null; endDate: string | null };
+export type RunPageRequest = { paginated: false } | { paginated: true; limit: number; cursor: string | null; startDate: string | null; endDate: string | null };
 
 // Date only (YYYY-MM-DD) or a date-time with an explicit offset: ISO-8601 shapes Date.parse reads the
 // same way on every platform. A date-time without offset is ambiguous, so it is refused.

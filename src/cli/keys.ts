@@ -33,5 +33,10 @@ export async function listKeys(store: Store, orgId: string): Promise<string[]> {
   const header = ['ID', 'NAME', 'USER', 'PREFIX', 'CREATED', 'LAST USED', 'STATUS'];
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
-  return all.map((r) => r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd());
+  return all.map((r) =>
+    r
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd(),
+  );
 }

@@ -128,9 +128,7 @@ export interface AgentStepConfig {
 }
 
 export type AgentTriggerConfig =
-  | { type: 'schedule'; cron: string; inputs?: Record<string, string>; timezone?: string }
-  | { type: 'webhook' }
-  | { type: 'event'; event: string };
+  { type: 'schedule'; cron: string; inputs?: Record<string, string>; timezone?: string } | { type: 'webhook' } | { type: 'event'; event: string };
 
 export interface AgentConfig {
   id: string;

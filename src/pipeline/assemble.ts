@@ -24,17 +24,11 @@ export class PipelineError extends Error {}
 
 /** Orders by phase, then `order`, then name (Kong's rule). */
 export function sortPlugins(definitions: readonly PluginDefinition[]): PluginDefinition[] {
-  return [...definitions].sort(
-    (a, b) => PHASE_ORDER.indexOf(a.phase) - PHASE_ORDER.indexOf(b.phase) || a.order - b.order || a.name.localeCompare(b.name),
-  );
+  return [...definitions].sort((a, b) => PHASE_ORDER.indexOf(a.phase) - PHASE_ORDER.indexOf(b.phase) || a.order - b.order || a.name.localeCompare(b.name));
 }
 
 /** Builds the pipeline from the `plugins:` block: a disabled plugin is simply not in the chain. */
-export async function assemblePipeline(
-  registry: readonly PluginDefinition[],
-  config: GatewayConfig,
-  deps: PluginDeps,
-): Promise<Pipeline> {
+export async function assemblePipeline(registry: readonly PluginDefinition[], config: GatewayConfig, deps: PluginDeps): Promise<Pipeline> {
   const names = new Set(registry.map((p) => p.name));
   for (const key of Object.keys(config.plugins)) {
     if (!names.has(key)) throw new PipelineError(`plugins.${key}: no such plugin`);

@@ -213,7 +213,11 @@ export class RunExecutor {
       reply = await this.record(ctx, messageItem('assistant', message?.content ?? '', `${key}:assistant`));
     }
     const produced = itemText(reply);
-    await this.deps.store.steps.update(run.id, stepNumber, step.objective ? { completed: true } : { completed: true, result: 'not_evaluated', explanation: null });
+    await this.deps.store.steps.update(
+      run.id,
+      stepNumber,
+      step.objective ? { completed: true } : { completed: true, result: 'not_evaluated', explanation: null },
+    );
     if (step.objective) {
       const verdict = await this.judge(run.orgId, agent.model, step.objective, prompt, produced, signal);
       await this.deps.store.steps.update(run.id, stepNumber, { result: verdict.result, explanation: verdict.explanation });

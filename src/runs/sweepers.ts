@@ -47,7 +47,11 @@ export async function releaseStaleLeases(deps: SweepDeps): Promise<number> {
   let released = 0;
   for (const run of held) {
     if (!run.leaseOwner) continue;
-    const updated = await deps.store.runs.update(run.id, { leaseOwner: null, leaseExpiresAt: null }, { whenStatus: ['in_progress'], whenRevision: run.revision });
+    const updated = await deps.store.runs.update(
+      run.id,
+      { leaseOwner: null, leaseExpiresAt: null },
+      { whenStatus: ['in_progress'], whenRevision: run.revision },
+    );
     if (updated) released += 1;
   }
   return released;

@@ -16,7 +16,12 @@ type Terminal = 'success' | 'failure' | 'cancelled';
  * in_progress -> a terminal status: endedAt set, the lease released, `result` only kept on success.
  * Returns the ended run, or null when the run was not in progress any more (someone else ended it).
  */
-export async function endRun(deps: TransitionDeps, runId: string, status: Terminal, fields: { result?: string | null; error?: string | null }): Promise<RunRecord | null> {
+export async function endRun(
+  deps: TransitionDeps,
+  runId: string,
+  status: Terminal,
+  fields: { result?: string | null; error?: string | null },
+): Promise<RunRecord | null> {
   const ended = await deps.store.runs.update(
     runId,
     {

@@ -137,10 +137,7 @@ export interface ConversationRepository {
    */
   append(conversationId: string, items: readonly NewConversationItem[]): Promise<ConversationItemRecord[]>;
   /** Items by position: ascending or descending, after a position (exclusive), at most `limit`. */
-  listItems(
-    conversationId: string,
-    options: { order: 'asc' | 'desc'; afterPosition?: number; limit: number },
-  ): Promise<ConversationItemRecord[]>;
+  listItems(conversationId: string, options: { order: 'asc' | 'desc'; afterPosition?: number; limit: number }): Promise<ConversationItemRecord[]>;
   getItem(conversationId: string, itemId: string): Promise<ConversationItemRecord | null>;
 }
 

@@ -1,14 +1,6 @@
 // Records the service keeps. Timestamps are ISO-8601 strings (UTC, millisecond precision) at this
 // boundary so every backend returns identical shapes; JSON columns hold the nested values.
-import type {
-  AgentInputConfig,
-  AgentStepConfig,
-  AgentTriggerConfig,
-  DlpPolicyConfig,
-  Permission,
-  RateLimitConfig,
-  Role,
-} from '../config/types';
+import type { AgentInputConfig, AgentStepConfig, AgentTriggerConfig, DlpPolicyConfig, Permission, RateLimitConfig, Role } from '../config/types';
 
 /** Who is calling: resolved from an API key by the auth plugin. */
 export interface Principal {
@@ -168,10 +160,7 @@ export interface VisibleRun extends RunRecord {
 }
 
 export type RunPatch = Partial<
-  Pick<
-    RunRecord,
-    'status' | 'result' | 'error' | 'stepsCompleted' | 'endedAt' | 'leaseOwner' | 'leaseExpiresAt' | 'attempts' | 'deadlineAt'
-  >
+  Pick<RunRecord, 'status' | 'result' | 'error' | 'stepsCompleted' | 'endedAt' | 'leaseOwner' | 'leaseExpiresAt' | 'attempts' | 'deadlineAt'>
 >;
 
 export interface RunPageQuery {

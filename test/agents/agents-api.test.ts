@@ -21,7 +21,9 @@ describe('agents API', () => {
     const listed = async (who: 'admin' | 'member' | 'viewer' | 'outsider') => {
       const res = await get('/v1/agents/list', who).expect(200);
       assert.equal(res.body.total, res.body.items.length);
-      return new Map<string, string[]>(res.body.items.map((i: { agentId: string; metadata: { userPermissions: string[] } }) => [i.agentId, i.metadata.userPermissions]));
+      return new Map<string, string[]>(
+        res.body.items.map((i: { agentId: string; metadata: { userPermissions: string[] } }) => [i.agentId, i.metadata.userPermissions]),
+      );
     };
 
     it('shows an org admin every agent of the organization with full permissions', async () => {

@@ -96,13 +96,19 @@ describe('evaluateRun (step view)', () => {
 
   it('in progress: steps not run yet are null (transient) and the aggregate is pending', () => {
     const view = evaluateRun(run('in_progress'), steps, [row(1, 'pass', true), row(2, null, false), row(3, null, false)]);
-    assert.deepEqual(view.steps.map((s) => s.result), ['pass', 'not_evaluated', null]);
+    assert.deepEqual(
+      view.steps.map((s) => s.result),
+      ['pass', 'not_evaluated', null],
+    );
     assert.equal(view.result, 'pending');
   });
 
   it('a run that failed part-way: never-run steps are not_evaluated, the aggregate partial', () => {
     const view = evaluateRun(run('failure'), steps, [row(1, 'pass', true), row(2, null, false), row(3, null, false)]);
-    assert.deepEqual(view.steps.map((s) => s.result), ['pass', 'not_evaluated', 'not_evaluated']);
+    assert.deepEqual(
+      view.steps.map((s) => s.result),
+      ['pass', 'not_evaluated', 'not_evaluated'],
+    );
     assert.equal(view.result, 'partial');
   });
 

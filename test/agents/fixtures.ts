@@ -33,7 +33,14 @@ export function agentsConfig(): ConfigDocument {
     plugins: AUTH_ON,
     agents: [
       { ...common, id: AGENTS.group, name: 'Group agent', description: 'g', createdBy: 'u-member', sharedWith: [{ group: 'finance', permissions: ['view'] }] },
-      { ...common, id: AGENTS.user, name: 'User agent', description: 'u', createdBy: 'u-member', sharedWith: [{ user: 'u-viewer', permissions: ['view', 'edit'] }] },
+      {
+        ...common,
+        id: AGENTS.user,
+        name: 'User agent',
+        description: 'u',
+        createdBy: 'u-member',
+        sharedWith: [{ user: 'u-viewer', permissions: ['view', 'edit'] }],
+      },
       { ...common, id: AGENTS.private, name: 'Private agent', description: 'p', createdBy: 'u-member' },
       {
         ...common,

@@ -11,7 +11,14 @@ describe('GET /v1/agents/list cap', () => {
     const principal: Principal = { orgId: 'acme', userId: 'u', keyId: null, role: 'admin', groups: [] };
     let asked = 0;
     const agent = (i: number) =>
-      ({ id: `a${i}`, name: `n${i}`, description: '', createdAt: '2024-01-01T00:00:00.000Z', creatorName: 'c', permissions: ['view'] }) as unknown as VisibleAgent;
+      ({
+        id: `a${i}`,
+        name: `n${i}`,
+        description: '',
+        createdAt: '2024-01-01T00:00:00.000Z',
+        creatorName: 'c',
+        permissions: ['view'],
+      }) as unknown as VisibleAgent;
     const services = {
       store: {
         agents: {

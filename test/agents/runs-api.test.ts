@@ -42,10 +42,7 @@ describe('runs API', () => {
               { label: 'Topic', required: true },
               { label: 'Tone', required: false },
             ],
-            steps: [
-              { name: 'Outline', prompt: 'Outline {{Topic}}.', objective: 'An outline of the topic.' },
-              { prompt: 'Summarise it, tone: {{Tone}}.' },
-            ],
+            steps: [{ name: 'Outline', prompt: 'Outline {{Topic}}.', objective: 'An outline of the topic.' }, { prompt: 'Summarise it, tone: {{Tone}}.' }],
             timeoutSeconds: 60,
             triggers: [{ type: 'webhook' }],
           },
@@ -61,7 +58,11 @@ describe('runs API', () => {
 
   const post = (path: string, who: Who = 'admin') => request(gw.url).post(path).set(gw.auth(who));
   const get = (path: string, who: Who = 'admin') => request(gw.url).get(path).set(gw.auth(who));
-  async function trigger(inputs: { name: string; value: string }[], who: Who = 'admin', agentId = RUN_AGENT): Promise<{ runId: string; conversationId: string }> {
+  async function trigger(
+    inputs: { name: string; value: string }[],
+    who: Who = 'admin',
+    agentId = RUN_AGENT,
+  ): Promise<{ runId: string; conversationId: string }> {
     const res = await post('/v1/agents/runs', who).send({ agentId, inputs });
     assert.equal(res.status, 202, JSON.stringify(res.body));
     return res.body;
@@ -118,7 +119,13 @@ describe('runs API', () => {
     });
 
     it('answers 400 for a missing agentId or a body failing the schema', async () => {
-      for (const body of [{}, { inputs: [] }, { agentId: RUN_AGENT, inputs: 'Topic=x' }, { agentId: RUN_AGENT, inputs: [{ name: 'Topic' }] }, { agentId: 42 }]) {
+      for (const body of [
+        {},
+        { inputs: [] },
+        { agentId: RUN_AGENT, inputs: 'Topic=x' },
+        { agentId: RUN_AGENT, inputs: [{ name: 'Topic' }] },
+        { agentId: 42 },
+      ]) {
         const res = await post('/v1/agents/runs').send(body);
         assert.equal(res.status, 400, JSON.stringify(body));
         flat(res.body, 'Bad Request');
@@ -219,13 +226,24 @@ describe('runs API', () => {
     });
 
     it('partial: a run that failed after a judged step passed (failure still answers 200, result null)', async () => {
-      const run = await waitForRun(gw, (await trigger([{ name: 'Topic', value: 'sand' }, { name: 'Tone', value: 'BOOM' }])).runId);
+      const run = await waitForRun(
+        gw,
+        (
+          await trigger([
+            { name: 'Topic', value: 'sand' },
+            { name: 'Tone', value: 'BOOM' },
+          ])
+        ).runId,
+      );
       assert.equal(run.status, 'failure');
       assert.equal(run.result, null);
       assert.ok(run.endedAtUtc !== null);
       const body = await evals(run.runId);
       assert.equal(body.result, 'partial');
-      assert.deepEqual(body.steps.map((s: { result: string }) => s.result), ['pass', 'not_evaluated']);
+      assert.deepEqual(
+        body.steps.map((s: { result: string }) => s.result),
+        ['pass', 'not_evaluated'],
+      );
     });
 
     it('skipped: a run that failed before any evaluated step', async () => {
@@ -267,7 +285,15 @@ describe('runs API', () => {
 
     it('retry re-runs the failed step: same id, back to in_progress with endedAtUtc null, then success', async () => {
       llm.flaky = true;
-      const failed = await waitForRun(gw, (await trigger([{ name: 'Topic', value: 'moss' }, { name: 'Tone', value: 'FLAKY' }])).runId);
+      const failed = await waitForRun(
+        gw,
+        (
+          await trigger([
+            { name: 'Topic', value: 'moss' },
+            { name: 'Tone', value: 'FLAKY' },
+          ])
+        ).runId,
+      );
       assert.equal(failed.status, 'failure');
       flat((await post(`/v1/runs/${failed.runId}/retry`, 'member').expect(403)).body, 'Forbidden');
       await post(`/v1/runs/${failed.runId}/retry`, 'outsider').expect(404);
@@ -299,19 +325,34 @@ describe('runs API', () => {
       assert.equal(res.body.first_id, data[0]?.id);
       assert.equal(res.body.last_id, data[data.length - 1]?.id);
       const asc = (await items('?order=asc').expect(200)).body.data as typeof data;
-      assert.deepEqual(asc.map((i) => i.id), data.map((i) => i.id).reverse());
+      assert.deepEqual(
+        asc.map((i) => i.id),
+        data.map((i) => i.id).reverse(),
+      );
       const texts = asc.filter((i) => i.type === 'message').map((i) => `${i.role}: ${(i.content ?? []).map((c) => c.text).join('')}`);
-      assert.ok(texts.some((t) => t.startsWith('user: ') && t.includes('Outline glaciers.')), texts.join('\n'));
-      assert.ok(texts.some((t) => t.startsWith('assistant: ') && t.includes('Answer to: Outline glaciers.')), texts.join('\n'));
+      assert.ok(
+        texts.some((t) => t.startsWith('user: ') && t.includes('Outline glaciers.')),
+        texts.join('\n'),
+      );
+      assert.ok(
+        texts.some((t) => t.startsWith('assistant: ') && t.includes('Answer to: Outline glaciers.')),
+        texts.join('\n'),
+      );
     });
 
     it('pages with limit, has_more and after', async () => {
       const all = (await items('?order=asc&limit=100').expect(200)).body.data as { id: string }[];
       const first = await items('?order=asc&limit=2').expect(200);
       assert.equal(first.body.has_more, true);
-      assert.deepEqual(first.body.data.map((i: { id: string }) => i.id), all.slice(0, 2).map((i) => i.id));
+      assert.deepEqual(
+        first.body.data.map((i: { id: string }) => i.id),
+        all.slice(0, 2).map((i) => i.id),
+      );
       const next = await items(`?order=asc&limit=2&after=${first.body.last_id}`).expect(200);
-      assert.deepEqual(next.body.data.map((i: { id: string }) => i.id), all.slice(2, 4).map((i) => i.id));
+      assert.deepEqual(
+        next.body.data.map((i: { id: string }) => i.id),
+        all.slice(2, 4).map((i) => i.id),
+      );
     });
 
     it('answers 404 in the nested envelope to someone who may not read it, 400 for a bad limit', async () => {

@@ -26,7 +26,15 @@ function agents(patch: { instructions?: string; withDoomed?: boolean } = {}): Co
     timeoutSeconds: 60,
     triggers: [{ type: 'schedule', cron: '0 0 1 1 *' }, { type: 'webhook' }],
   };
-  const doomed = { id: DOOMED, organization: 'acme', name: 'Doomed', createdBy: 'u-member', model: 'demo', steps: [{ prompt: 'Hi' }], triggers: [{ type: 'webhook' }] };
+  const doomed = {
+    id: DOOMED,
+    organization: 'acme',
+    name: 'Doomed',
+    createdBy: 'u-member',
+    model: 'demo',
+    steps: [{ prompt: 'Hi' }],
+    triggers: [{ type: 'webhook' }],
+  };
   return { plugins: AUTH_ON, agents: patch.withDoomed === false ? [hooked] : [hooked, doomed] };
 }
 
@@ -116,7 +124,12 @@ describe('agents from the config, and webhooks', () => {
     it('starts a run as the agent creator without an API key, answering like the run trigger', async () => {
       const res = await request(gw.url)
         .post(path(url))
-        .send({ inputs: [{ name: 'Topic', value: 'hooks' }, { name: 'Extra', value: 'dropped' }] })
+        .send({
+          inputs: [
+            { name: 'Topic', value: 'hooks' },
+            { name: 'Extra', value: 'dropped' },
+          ],
+        })
         .expect(202);
       assert.deepEqual(Object.keys(res.body).sort(), ['conversationId', 'runId']);
       const run = await waitForRun(gw, res.body.runId);

@@ -24,7 +24,10 @@ describe('configuration', () => {
     it('serves the demo model and agent offline with no provider keys', () => {
       const config = parseConfig(defaultYaml, {});
       assert.deepEqual(Object.keys(config.providers), ['demo']);
-      assert.deepEqual(config.models.map((m) => m.id), ['demo']);
+      assert.deepEqual(
+        config.models.map((m) => m.id),
+        ['demo'],
+      );
       assert.equal(config.store.driver, 'embedded');
       assert.equal(config.store.path, './data');
       assert.equal(config.queue.driver, 'inline');
@@ -72,7 +75,10 @@ describe('configuration', () => {
 
     it('rejects a PORT that is not a port number, naming the variable', () => {
       for (const port of ['http', '-1', '70000', '80.5']) {
-        assert.throws(() => parseConfig(defaultYaml, { PORT: port }), (err: unknown) => err instanceof ConfigError && err.message === `PORT: must be an integer from 0 to 65535, got "${port}"`);
+        assert.throws(
+          () => parseConfig(defaultYaml, { PORT: port }),
+          (err: unknown) => err instanceof ConfigError && err.message === `PORT: must be an integer from 0 to 65535, got "${port}"`,
+        );
       }
       assert.equal(parseConfig(defaultYaml, { PORT: '0' }).server.port, 0);
     });
@@ -117,7 +123,10 @@ describe('configuration', () => {
 
     it('rejects a model on an unknown provider and an agent on an unknown model', () => {
       const doc = mergeConfig(baseConfigDocument(), {
-        models: [{ id: 'demo', provider: 'demo' }, { id: 'm2', provider: 'nope' }],
+        models: [
+          { id: 'demo', provider: 'demo' },
+          { id: 'm2', provider: 'nope' },
+        ],
         agents: [
           {
             id: '0f8b2a8e-6c55-4a8e-9d0e-3a1f2b3c4d5e',
@@ -131,8 +140,14 @@ describe('configuration', () => {
         ],
       });
       const problems = problemsOf(doc);
-      assert.ok(problems.some((p) => p.startsWith('models[1].provider: ')), problems.join('\n'));
-      assert.ok(problems.some((p) => p.startsWith('agents[0].model: no model with id "missing-model"')), problems.join('\n'));
+      assert.ok(
+        problems.some((p) => p.startsWith('models[1].provider: ')),
+        problems.join('\n'),
+      );
+      assert.ok(
+        problems.some((p) => p.startsWith('agents[0].model: no model with id "missing-model"')),
+        problems.join('\n'),
+      );
     });
 
     it('fails an invalid cron expression naming the trigger path', () => {
@@ -151,7 +166,10 @@ describe('configuration', () => {
         ],
       });
       const problems = problemsOf(doc);
-      assert.ok(problems.some((p) => p.startsWith('agents[0].triggers[1].cron: invalid cron expression "61 * * * *"')), problems.join('\n'));
+      assert.ok(
+        problems.some((p) => p.startsWith('agents[0].triggers[1].cron: invalid cron expression "61 * * * *"')),
+        problems.join('\n'),
+      );
     });
 
     it('rejects group members and agent shares that name nobody', () => {
@@ -167,16 +185,22 @@ describe('configuration', () => {
       const orgs = doc['organizations'] as Record<string, unknown>[];
       orgs[0]!['dlp'] = { enabled: true, custom: [{ name: 'bad', pattern: '([a-z' }] };
       const problems = problemsOf(doc);
-      assert.ok(problems.some((p) => p.startsWith('organizations[0].dlp.custom[0].pattern: ')), problems.join('\n'));
+      assert.ok(
+        problems.some((p) => p.startsWith('organizations[0].dlp.custom[0].pattern: ')),
+        problems.join('\n'),
+      );
     });
 
     it('says in one line when the file is not YAML', () => {
-      assert.throws(() => parseConfig('server: [unclosed', {}, 'cfg.yaml'), (err: unknown) => {
-        assert.ok(err instanceof ConfigError);
-        assert.match(err.message, /^cfg\.yaml: not valid YAML: /);
-        assert.ok(!err.message.includes('\n'));
-        return true;
-      });
+      assert.throws(
+        () => parseConfig('server: [unclosed', {}, 'cfg.yaml'),
+        (err: unknown) => {
+          assert.ok(err instanceof ConfigError);
+          assert.match(err.message, /^cfg\.yaml: not valid YAML: /);
+          assert.ok(!err.message.includes('\n'));
+          return true;
+        },
+      );
     });
   });
 

@@ -13,7 +13,10 @@ async function* from<T>(items: T[]): AsyncIterable<T> {
   for (const item of items) yield item;
 }
 
-const chunk = (delta: ChatCompletionChunk['choices'][number]['delta'], finish: ChatCompletionChunk['choices'][number]['finish_reason'] = null): ChatCompletionChunk => ({
+const chunk = (
+  delta: ChatCompletionChunk['choices'][number]['delta'],
+  finish: ChatCompletionChunk['choices'][number]['finish_reason'] = null,
+): ChatCompletionChunk => ({
   id: 'chatcmpl-1',
   object: 'chat.completion.chunk',
   created: 1,
@@ -104,7 +107,10 @@ describe('formats/anthropic-messages', () => {
 
     it('maps tool_choice tool/auto/none', () => {
       const base = { model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'hi' }] };
-      assert.deepEqual(messagesRequestToChat({ ...base, tool_choice: { type: 'tool', name: 'f' } })['tool_choice'], { type: 'function', function: { name: 'f' } });
+      assert.deepEqual(messagesRequestToChat({ ...base, tool_choice: { type: 'tool', name: 'f' } })['tool_choice'], {
+        type: 'function',
+        function: { name: 'f' },
+      });
       assert.equal(messagesRequestToChat({ ...base, tool_choice: { type: 'auto' } })['tool_choice'], 'auto');
       assert.equal(messagesRequestToChat({ ...base, tool_choice: { type: 'none' } })['tool_choice'], 'none');
     });
@@ -122,7 +128,13 @@ describe('formats/anthropic-messages', () => {
         max_tokens: 2048,
         thinking: { type: 'enabled', budget_tokens: 1024 },
         messages: [
-          { role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBE' } }, { type: 'text', text: 'Sum up' }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBE' } },
+              { type: 'text', text: 'Sum up' },
+            ],
+          },
           {
             role: 'assistant',
             content: [
@@ -150,7 +162,11 @@ describe('formats/anthropic-messages', () => {
         choices: [
           {
             index: 0,
-            message: { role: 'assistant', content: 'Let me check.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }] },
+            message: {
+              role: 'assistant',
+              content: 'Let me check.',
+              tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }],
+            },
             finish_reason: 'tool_calls',
           },
         ],
@@ -253,7 +269,10 @@ describe('formats/anthropic-messages', () => {
 
     it('still opens and closes the message on an empty stream, with end_turn', async () => {
       const events = await collect(chatChunksToMessageEvents(from([]), 'm'));
-      assert.deepEqual(events.map((e) => e.event), ['message_start', 'message_delta', 'message_stop']);
+      assert.deepEqual(
+        events.map((e) => e.event),
+        ['message_start', 'message_delta', 'message_stop'],
+      );
       assert.equal((events[1]?.data['delta'] as { stop_reason: string }).stop_reason, 'end_turn');
     });
   });

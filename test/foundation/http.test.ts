@@ -58,11 +58,7 @@ describe('foundation over HTTP', () => {
     it('serves the OpenAPI document and a human-readable reference', async () => {
       const doc = await request(gw.url).get('/openapi.json').expect(200);
       assert.match(doc.body.openapi, /^3\.1/);
-      assert.deepEqual(
-        Object.keys(doc.body.components.securitySchemes).length >= 3,
-        true,
-        'three key header forms are declared',
-      );
+      assert.deepEqual(Object.keys(doc.body.components.securitySchemes).length >= 3, true, 'three key header forms are declared');
       const page = await request(gw.url).get('/docs').expect(200);
       assert.match(page.headers['content-type'] ?? '', /text\/html/);
       assert.match(page.text, /openapi\.json/);
@@ -127,7 +123,12 @@ describe('foundation over HTTP', () => {
     });
 
     it('rejects a body that is not JSON with a clear 4xx naming the problem', async () => {
-      const broken = await request(gw.url).post('/v1/agents/runs').set(gw.auth('admin')).set('content-type', 'application/json').send('{"agentId": ').expect(400);
+      const broken = await request(gw.url)
+        .post('/v1/agents/runs')
+        .set(gw.auth('admin'))
+        .set('content-type', 'application/json')
+        .send('{"agentId": ')
+        .expect(400);
       assert.match(broken.body.message, /JSON/);
       const wrongType = await request(gw.url).post('/v1/agents/runs').set(gw.auth('admin')).set('content-type', 'text/plain').send('hello').expect(415);
       assert.match(wrongType.body.message, /application\/json/);

@@ -20,9 +20,11 @@ describe('POST /v1/chat/completions (gateway, OpenAI-format upstream)', function
     env.upstream.aborted.length = 0;
   });
 
-  it('forwards the caller\'s bytes untouched (unknown fields, spacing, number forms) and relays the reply bytes', async () => {
-    const body = '{ "model":"gpt-test",  "messages":[{"role":"developer","content":"be brief"},{"role":"user","content":"hi"}], "x_vendor_knob": {"deep":[1,2.50,1e3]}, "temperature":0.20 }';
-    const reply = '{"id":"chatcmpl-x","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":1,"total_tokens":13},"x_upstream_field":  true}';
+  it("forwards the caller's bytes untouched (unknown fields, spacing, number forms) and relays the reply bytes", async () => {
+    const body =
+      '{ "model":"gpt-test",  "messages":[{"role":"developer","content":"be brief"},{"role":"user","content":"hi"}], "x_vendor_knob": {"deep":[1,2.50,1e3]}, "temperature":0.20 }';
+    const reply =
+      '{"id":"chatcmpl-x","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":1,"total_tokens":13},"x_upstream_field":  true}';
     env.upstream.script({ kind: 'raw', status: 200, body: reply });
     const res = await postRaw(env.gw, '/v1/chat/completions', body);
     assert.equal(res.status, 200);
@@ -34,7 +36,7 @@ describe('POST /v1/chat/completions (gateway, OpenAI-format upstream)', function
     assert.equal(usage.promptTokens >= 12, true);
   });
 
-  it('replaces only the model value when the provider\'s model name differs', async () => {
+  it("replaces only the model value when the provider's model name differs", async () => {
     const body = '{"model":"alias","messages":[{"role":"user","content":"hi"}],"seed":7}';
     const res = await postRaw(env.gw, '/v1/chat/completions', body);
     assert.equal(res.status, 200);
@@ -65,7 +67,20 @@ describe('POST /v1/chat/completions (gateway, OpenAI-format upstream)', function
     assert.equal(completion.choices[0]?.message.content, 'Hello from upstream');
     const sent = env.upstream.requests[0]!.json();
     for (const field of ['metadata', 'litellm_metadata', 'proxy_server_request']) assert.equal(field in sent, false, field);
-    for (const field of ['temperature', 'max_tokens', 'top_p', 'frequency_penalty', 'presence_penalty', 'stop', 'tools', 'tool_choice', 'response_format', 'user', 'seed', 'logprobs']) {
+    for (const field of [
+      'temperature',
+      'max_tokens',
+      'top_p',
+      'frequency_penalty',
+      'presence_penalty',
+      'stop',
+      'tools',
+      'tool_choice',
+      'response_format',
+      'user',
+      'seed',
+      'logprobs',
+    ]) {
       assert.ok(field in sent, field);
     }
   });
@@ -90,10 +105,24 @@ describe('POST /v1/chat/completions (gateway, OpenAI-format upstream)', function
     const empty = await postRaw(env.gw, '/v1/chat/completions', JSON.stringify({ model: 'gpt-test', messages: [] }));
     assert.equal(empty.status, 400);
     assert.match(((await empty.json()) as { error: { message: string } }).error.message, /messages/);
-    const tool = await postRaw(env.gw, '/v1/chat/completions', JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }, { role: 'tool', content: 'r' }] }));
+    const tool = await postRaw(
+      env.gw,
+      '/v1/chat/completions',
+      JSON.stringify({
+        model: 'gpt-test',
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'tool', content: 'r' },
+        ],
+      }),
+    );
     assert.equal(tool.status, 400);
     assert.match(((await tool.json()) as { error: { message: string } }).error.message, /tool_call_id/);
-    const svc = await postRaw(env.gw, '/v1/chat/completions', JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], svc: { system_prompt: 'agent_default' } }));
+    const svc = await postRaw(
+      env.gw,
+      '/v1/chat/completions',
+      JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], svc: { system_prompt: 'agent_default' } }),
+    );
     assert.equal(svc.status, 400);
     const svcBody = (await svc.json()) as { error: { message: string; param: string | null } };
     assert.match(svcBody.error.message, /svc/);
@@ -108,7 +137,12 @@ describe('POST /v1/chat/completions (gateway, OpenAI-format upstream)', function
     env.upstream.script({ kind: 'sse', chunks, gapMs: 5 });
     const before = await env.gw.store.usage.totals('acme', null);
     const priorPrompt = before.find((t) => t.model === 'alias')?.promptTokens ?? 0;
-    const stream = await client.chat.completions.create({ model: 'alias', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'alias',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let content = '';
     let usage: unknown = null;
     for await (const chunk of stream) {
@@ -146,7 +180,11 @@ describe('POST /v1/chat/completions (gateway, OpenAI-format upstream)', function
     assert.equal(env.upstream.requests.length, 2);
 
     env.upstream.script({ kind: 'json', status: 400, body: { error: { message: "Invalid value for 'temperature'", type: 'invalid_request_error' } } });
-    const res = await postRaw(env.gw, '/v1/chat/completions', JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], temperature: 9 }));
+    const res = await postRaw(
+      env.gw,
+      '/v1/chat/completions',
+      JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], temperature: 9 }),
+    );
     assert.equal(res.status, 400);
     const body = (await res.json()) as { error: { message: string; type: string } };
     assert.equal(body.error.message, "Invalid value for 'temperature'");
@@ -172,7 +210,10 @@ describe('POST /v1/chat/completions (gateway, OpenAI-format upstream)', function
   });
 
   it('a client that disconnects aborts the upstream call', async () => {
-    const events = chatStreamEvents('gpt-test', Array.from({ length: 40 }, (_, i) => `t${i} `));
+    const events = chatStreamEvents(
+      'gpt-test',
+      Array.from({ length: 40 }, (_, i) => `t${i} `),
+    );
     env.upstream.script({ kind: 'sse', chunks: events, gapMs: 50 });
     const res = await postRaw(env.gw, '/v1/chat/completions', JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], stream: true }));
     const reader = res.body!.getReader();

@@ -60,7 +60,12 @@ export async function postRaw(gw: TestGateway, path: string, body: string, heade
 }
 
 /** Polls the store until the organization's usage for `model` shows up (the audit plugin writes in batches). */
-export async function waitForUsage(gw: TestGateway, orgId: string, model: string, timeoutMs = 3000): Promise<{ promptTokens: number; completionTokens: number; requests: number }> {
+export async function waitForUsage(
+  gw: TestGateway,
+  orgId: string,
+  model: string,
+  timeoutMs = 3000,
+): Promise<{ promptTokens: number; completionTokens: number; requests: number }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const totals = await gw.store.usage.totals(orgId, null);
@@ -70,4 +75,3 @@ export async function waitForUsage(gw: TestGateway, orgId: string, model: string
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
-

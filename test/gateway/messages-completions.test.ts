@@ -30,7 +30,7 @@ describe('gateway: /v1/completions, /v1/messages, DLP, SSRF guard, timeouts', fu
   });
 
   describe('POST /v1/completions', () => {
-    it('forwards the caller\'s bytes to an OpenAI-format provider and relays the reply (openai SDK)', async () => {
+    it("forwards the caller's bytes to an OpenAI-format provider and relays the reply (openai SDK)", async () => {
       const client = new OpenAI({ apiKey: MEMBER_KEY, baseURL: `${env.gw.url}/v1`, maxRetries: 0 });
       const completion = await client.completions.create({ model: 'gpt-test', prompt: 'Say ok', max_tokens: 3 });
       assert.equal(completion.choices[0]?.text, 'ok');
@@ -61,7 +61,10 @@ describe('gateway: /v1/completions, /v1/messages, DLP, SSRF guard, timeouts', fu
       });
       assert.equal(message.type, 'message');
       assert.equal(message.role, 'assistant');
-      assert.deepEqual(message.content.map((b) => (b.type === 'text' ? b.text : b.type)), ['Hello from upstream']);
+      assert.deepEqual(
+        message.content.map((b) => (b.type === 'text' ? b.text : b.type)),
+        ['Hello from upstream'],
+      );
       assert.equal(message.stop_reason, 'end_turn');
       assert.equal(message.usage.input_tokens, 7);
       const sent = env.upstream.requests[0]!.json();
@@ -81,7 +84,11 @@ describe('gateway: /v1/completions, /v1/messages, DLP, SSRF guard, timeouts', fu
     });
 
     it('rejects the svc opt-in with 400 in the Anthropic envelope', async () => {
-      const res = await postRaw(env.gw, '/v1/messages', JSON.stringify({ model: 'gpt-test', max_tokens: 5, messages: [{ role: 'user', content: 'x' }], svc: { system_prompt: 'agent_default' } }));
+      const res = await postRaw(
+        env.gw,
+        '/v1/messages',
+        JSON.stringify({ model: 'gpt-test', max_tokens: 5, messages: [{ role: 'user', content: 'x' }], svc: { system_prompt: 'agent_default' } }),
+      );
       assert.equal(res.status, 400);
       const body = (await res.json()) as { type: string; error: { type: string; message: string } };
       assert.equal(body.type, 'error');
@@ -92,7 +99,10 @@ describe('gateway: /v1/completions, /v1/messages, DLP, SSRF guard, timeouts', fu
 
     it('the demo model answers /v1/messages too', async () => {
       const message = await anthropic().messages.create({ model: 'demo', max_tokens: 20, messages: [{ role: 'user', content: 'ping' }] });
-      assert.deepEqual(message.content.map((b) => (b.type === 'text' ? b.text : '')), ['Demo reply to: ping']);
+      assert.deepEqual(
+        message.content.map((b) => (b.type === 'text' ? b.text : '')),
+        ['Demo reply to: ping'],
+      );
     });
   });
 
@@ -105,7 +115,13 @@ describe('gateway: /v1/completions, /v1/messages, DLP, SSRF guard, timeouts', fu
           model: 'gpt-test',
           messages: [
             { role: 'user', content: 'mail jane.doe@example.com please' },
-            { role: 'user', content: [{ type: 'text', text: 'card 4111 1111 1111 1111' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] },
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'card 4111 1111 1111 1111' },
+                { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+              ],
+            },
           ],
           x_keep: 1,
         }),

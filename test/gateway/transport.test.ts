@@ -28,7 +28,12 @@ describe('upstream transport', () => {
     return transport;
   };
   const post = (transport: UpstreamTransport, signal?: AbortSignal) =>
-    transport.send({ url: `${upstream.baseUrl}/chat/completions`, headers: { 'content-type': 'application/json' }, body: '{"model":"m","messages":[]}', ...(signal ? { signal } : {}) });
+    transport.send({
+      url: `${upstream.baseUrl}/chat/completions`,
+      headers: { 'content-type': 'application/json' },
+      body: '{"model":"m","messages":[]}',
+      ...(signal ? { signal } : {}),
+    });
 
   beforeEach(async () => {
     upstream = await startFakeOpenAiUpstream();
@@ -137,7 +142,19 @@ describe('upstream transport', () => {
   });
 
   it('classifies private, link-local and mapped addresses', () => {
-    for (const address of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1']) {
+    for (const address of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fd00::1',
+      'fe80::1',
+      '::ffff:127.0.0.1',
+    ]) {
       assert.equal(isPrivateAddress(address), true, address);
     }
     for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '172.32.0.1']) assert.equal(isPrivateAddress(address), false, address);

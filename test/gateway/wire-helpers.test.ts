@@ -58,9 +58,14 @@ describe('model name replacement in raw bytes', () => {
 
 describe('usage peeking', () => {
   it('reads usage from a completion body and from a stream tail with usage:null chunks', () => {
-    assert.deepEqual(peekUsage(Buffer.from('{"id":"x","usage":{"prompt_tokens":11,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":0}}}')), { promptTokens: 11, completionTokens: 4 });
+    assert.deepEqual(peekUsage(Buffer.from('{"id":"x","usage":{"prompt_tokens":11,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":0}}}')), {
+      promptTokens: 11,
+      completionTokens: 4,
+    });
     const tail = new UsageTail();
-    const text = chatStreamEvents('m', ['a'], { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 }).join('').replace(/"choices":\[\{"index":0,"delta":\{"content"/, '"usage":null,"choices":[{"index":0,"delta":{"content"');
+    const text = chatStreamEvents('m', ['a'], { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 })
+      .join('')
+      .replace(/"choices":\[\{"index":0,"delta":\{"content"/, '"usage":null,"choices":[{"index":0,"delta":{"content"');
     const bytes = Buffer.from(text);
     for (let i = 0; i < bytes.length; i += 17) tail.push(bytes.subarray(i, i + 17));
     assert.deepEqual(tail.usage(), { promptTokens: 9, completionTokens: 2 });

@@ -169,13 +169,14 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     client.pipe(upstream).pipe(client);
   });
   let port = 0;
-  const listen = (): Promise<void> => new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
-      port = (server.address() as net.AddressInfo).port;
-      resolve();
+  const listen = (): Promise<void> =>
+    new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        port = (server.address() as net.AddressInfo).port;
+        resolve();
+      });
     });
-  });
   const cut = async (): Promise<void> => {
     if (!server.listening) return;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -77,10 +77,14 @@ export async function openTestStore(driver: TestStoreDriver, options: { retentio
       try {
         await cp(await embeddedTemplate(), dir, { recursive: true });
         const store = await createStore(config, { logger });
-        return { store, config, cleanup: once(async () => {
-          await store.close();
-          await rm(dir, { recursive: true, force: true });
-        }) };
+        return {
+          store,
+          config,
+          cleanup: once(async () => {
+            await store.close();
+            await rm(dir, { recursive: true, force: true });
+          }),
+        };
       } catch (err) {
         await rm(dir, { recursive: true, force: true });
         throw err;
@@ -91,10 +95,14 @@ export async function openTestStore(driver: TestStoreDriver, options: { retentio
       const config: StoreConfig = { driver: 'postgres', path: '', url: schema.url, retentionDays };
       try {
         const store = await createStore(config, { logger });
-        return { store, config, cleanup: once(async () => {
-          await store.close();
-          await schema.drop();
-        }) };
+        return {
+          store,
+          config,
+          cleanup: once(async () => {
+            await store.close();
+            await schema.drop();
+          }),
+        };
       } catch (err) {
         await schema.drop();
         throw err;
@@ -108,10 +116,14 @@ export async function openTestStore(driver: TestStoreDriver, options: { retentio
       parsed.pathname = `/${database}`;
       const config: StoreConfig = { driver: 'mongodb', path: '', url: parsed.toString(), retentionDays };
       const store = await createStore(config, { logger });
-      return { store, config, cleanup: once(async () => {
-        await dropMongoDatabase(parsed.toString());
-        await store.close();
-      }) };
+      return {
+        store,
+        config,
+        cleanup: once(async () => {
+          await dropMongoDatabase(parsed.toString());
+          await store.close();
+        }),
+      };
     }
   }
 }

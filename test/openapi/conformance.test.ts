@@ -141,7 +141,10 @@ describe('responses conform to the OpenAPI document', function () {
   });
 
   it('runs: trigger, poll, evals, conversation items, restart, cancel, webhook trigger', async function () {
-    const created = await request(gw.url).post('/v1/agents/runs').set(admin()).send({ agentId: AGENT_ID, inputs: [{ name: 'topic', value: 'tides' }] });
+    const created = await request(gw.url)
+      .post('/v1/agents/runs')
+      .set(admin())
+      .send({ agentId: AGENT_ID, inputs: [{ name: 'topic', value: 'tides' }] });
     built(this, created);
     conforms('createRun', created);
     conforms('createRun', await request(gw.url).post('/v1/agents/runs').set(admin()).send({ agentId: AGENT_ID }).expect(422));
@@ -158,14 +161,21 @@ describe('responses conform to the OpenAPI document', function () {
     conforms('listConversationItems', await request(gw.url).get('/v1/conversations/conv_missing/items').set(admin()).expect(404));
     const restarted = await request(gw.url).post(`/v1/runs/${runId}/restart`).set(admin());
     conforms('restartRun', restarted);
-    const cancelled = await request(gw.url).post(`/v1/runs/${restarted.body.runId as string}/cancel`).set(admin());
+    const cancelled = await request(gw.url)
+      .post(`/v1/runs/${restarted.body.runId as string}/cancel`)
+      .set(admin());
     conforms('cancelRun', cancelled);
     conforms('retryRun', await request(gw.url).post(`/v1/runs/${runId}/retry`).set(admin()));
     conforms('getRun', await request(gw.url).get('/v1/runs/00000000-0000-4000-8000-000000000000').set(admin()).expect(404));
 
     const hooks = await request(gw.url).get(`/v1/agents/${AGENT_ID}/webhooks`).set(admin());
     const url = new URL((hooks.body.items as { url: string }[])[0]!.url);
-    conforms('triggerWebhook', await request(gw.url).post(url.pathname).send({ inputs: [{ name: 'topic', value: 'waves' }] }));
+    conforms(
+      'triggerWebhook',
+      await request(gw.url)
+        .post(url.pathname)
+        .send({ inputs: [{ name: 'topic', value: 'waves' }] }),
+    );
     conforms('triggerWebhook', await request(gw.url).post('/v1/webhooks/not-a-token').send({}).expect(404));
   });
 
@@ -181,8 +191,22 @@ describe('responses conform to the OpenAPI document', function () {
     const res = await request(gw.url).post('/v1/chat/completions').set(admin()).send(body);
     built(this, res);
     conforms('createChatCompletion', res);
-    conforms('createChatCompletion', await sse(request(gw.url).post('/v1/chat/completions').set(admin()).send({ ...body, stream: true })));
-    conforms('createChatCompletion', await request(gw.url).post('/v1/chat/completions').set(admin()).send({ ...body, model: 'no-such-model' }));
+    conforms(
+      'createChatCompletion',
+      await sse(
+        request(gw.url)
+          .post('/v1/chat/completions')
+          .set(admin())
+          .send({ ...body, stream: true }),
+      ),
+    );
+    conforms(
+      'createChatCompletion',
+      await request(gw.url)
+        .post('/v1/chat/completions')
+        .set(admin())
+        .send({ ...body, model: 'no-such-model' }),
+    );
   });
 
   it('legacy completions', async function () {
@@ -197,8 +221,23 @@ describe('responses conform to the OpenAPI document', function () {
     const res = await request(gw.url).post('/v1/messages').set(admin()).send(body);
     built(this, res);
     conforms('createMessage', res);
-    conforms('createMessage', await sse(request(gw.url).post('/v1/messages').set(admin()).send({ ...body, stream: true })));
-    conforms('createMessage', await request(gw.url).post('/v1/messages').set(admin()).send({ ...body, max_tokens: 0 }).expect(400));
+    conforms(
+      'createMessage',
+      await sse(
+        request(gw.url)
+          .post('/v1/messages')
+          .set(admin())
+          .send({ ...body, stream: true }),
+      ),
+    );
+    conforms(
+      'createMessage',
+      await request(gw.url)
+        .post('/v1/messages')
+        .set(admin())
+        .send({ ...body, max_tokens: 0 })
+        .expect(400),
+    );
   });
 
   it('meta endpoints', async () => {

@@ -141,12 +141,17 @@ describe('OpenAPI document', () => {
   });
 
   it('declares the streaming operations as text/event-stream', () => {
-    const streaming = routes.filter((r) => r.streams).map((r) => r.operationId).sort();
+    const streaming = routes
+      .filter((r) => r.streams)
+      .map((r) => r.operationId)
+      .sort();
     assert.deepEqual(streaming, ['createChatCompletion', 'createCompletion', 'createMessage', 'createResponse', 'getResponse']);
   });
 
   it('maps every operation to a handler and every handler to an operation', () => {
-    const operationIds = operations().map((o) => o.id).sort();
+    const operationIds = operations()
+      .map((o) => o.id)
+      .sort();
     assert.deepEqual(Object.keys(handlers).sort(), operationIds);
     assert.deepEqual(routes.map((r) => r.operationId).sort(), operationIds);
   });

@@ -36,7 +36,11 @@ describe('OpenAPI document served over HTTP', function () {
   });
 
   it('answers a body violation on a flat path with {error, message} naming the field', async () => {
-    const res = await request(gw.url).post('/v1/agents/runs').set(gw.auth('admin')).send({ agentId: 'x', inputs: [{ name: 'a' }] }).expect(400);
+    const res = await request(gw.url)
+      .post('/v1/agents/runs')
+      .set(gw.auth('admin'))
+      .send({ agentId: 'x', inputs: [{ name: 'a' }] })
+      .expect(400);
     assert.equal(res.body.error, 'Bad Request');
     assert.match(res.body.message, /inputs\[0\]\.value/);
   });
@@ -54,7 +58,11 @@ describe('OpenAPI document served over HTTP', function () {
   });
 
   it('answers a body violation on /v1/messages with the Anthropic envelope', async () => {
-    const res = await request(gw.url).post('/v1/messages').set(gw.auth('admin')).send({ model: 'demo', messages: [{ role: 'user', content: 'hi' }] }).expect(400);
+    const res = await request(gw.url)
+      .post('/v1/messages')
+      .set(gw.auth('admin'))
+      .send({ model: 'demo', messages: [{ role: 'user', content: 'hi' }] })
+      .expect(400);
     assert.equal(res.body.type, 'error');
     assert.equal(res.body.error.type, 'invalid_request_error');
     assert.match(res.body.error.message, /max_tokens/);

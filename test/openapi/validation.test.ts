@@ -51,7 +51,13 @@ describe('generated request validation', () => {
         some_future_field: { nested: true },
         messages: [
           { role: 'developer', content: 'be brief' },
-          { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'hi' },
+              { type: 'image_url', image_url: { url: 'https://x/y.png' } },
+            ],
+          },
           { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
           { role: 'tool', tool_call_id: 'c1', content: '42' },
         ],

@@ -149,11 +149,7 @@ describe('operator lifecycle (real processes)', function () {
   });
 
   it('answers health and metrics without a key, and a second gateway on the same store is refused', async () => {
-    const [live, ready, second] = await Promise.all([
-      call(`${server!.url}/health/live`),
-      call(`${server!.url}/health/ready`),
-      cli(['serve']),
-    ]);
+    const [live, ready, second] = await Promise.all([call(`${server!.url}/health/live`), call(`${server!.url}/health/ready`), cli(['serve'])]);
     assert.equal(live.status, 200);
     assert.equal(ready.status, 200, ready.text);
     assert.equal((ready.body['checks'] as Record<string, string>)['store'], 'ok');
@@ -192,8 +188,14 @@ describe('operator lifecycle (real processes)', function () {
     await new Promise((r) => setTimeout(r, 100));
     const stderr = server!.stderr();
     const lines = logLines(stderr);
-    assert.ok(lines.some((l) => l['level'] === 'debug'), 'LOG_LEVEL=debug reached the logger');
-    assert.ok(lines.some((l) => l['route'] === '/v1/chat/completions' && l['status'] === 200), 'the calls were logged');
+    assert.ok(
+      lines.some((l) => l['level'] === 'debug'),
+      'LOG_LEVEL=debug reached the logger',
+    );
+    assert.ok(
+      lines.some((l) => l['route'] === '/v1/chat/completions' && l['status'] === 200),
+      'the calls were logged',
+    );
     for (const secret of [adminKey, UPSTREAM_KEY, PROMPT_MARKER, COMPLETION_MARKER, demoText]) {
       assert.ok(!stderr.includes(secret), `"${secret.slice(0, 24)}" appeared in the log`);
     }
@@ -203,7 +205,10 @@ describe('operator lifecycle (real processes)', function () {
     const url = server!.url;
     const list = await call(`${url}/v1/agents/list`, { key: adminKey });
     assert.equal(list.status, 200);
-    assert.ok((list.body['items'] as { agentId: string }[]).some((a) => a.agentId === DEMO_AGENT), list.text);
+    assert.ok(
+      (list.body['items'] as { agentId: string }[]).some((a) => a.agentId === DEMO_AGENT),
+      list.text,
+    );
     assert.equal((await call(`${url}/v1/agents/${DEMO_AGENT}`, { key: adminKey })).status, 200);
     const started = await call(`${url}/v1/agents/runs`, { key: adminKey, body: { agentId: DEMO_AGENT, inputs: [{ name: 'Topic', value: 'ocean tides' }] } });
     assert.equal(started.status, 202, started.text);
@@ -267,7 +272,10 @@ describe('operator lifecycle (real processes)', function () {
     assert.ok(!listed.stdout.includes(cliKey) && !listed.stdout.includes(adminKey), 'keys list never shows a key');
 
     assert.equal(audit.code, 0, audit.stderr);
-    const records = audit.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const records = audit.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.ok(records.some((r) => r['route'] === '/v1/chat/completions' && r['status'] === 200 && r['userId'] === 'admin'));
     assert.ok(!audit.stdout.includes(adminKey));
 
@@ -321,8 +329,15 @@ describe('operator lifecycle (real processes)', function () {
     // The CLI now opens the store itself (no gateway holds it).
     const audit = await cli(['audit', 'list', '--org', 'default']);
     assert.equal(audit.code, 0, audit.stderr);
-    const records = audit.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    assert.equal(records.filter((r) => r['route'] === '/v1/runs/{runId}' && r['status'] === 404).length, N, 'every call of the stopped gateway is in the audit trail');
+    const records = audit.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.equal(
+      records.filter((r) => r['route'] === '/v1/runs/{runId}' && r['status'] === 404).length,
+      N,
+      'every call of the stopped gateway is in the audit trail',
+    );
     assert.equal(records.filter((r) => r['route'] === '/v1/chat/completions' && r['status'] === 200).length, 3, 'the in-flight call too');
   });
 
@@ -421,7 +436,11 @@ describe('start-up: bullmq, PORT / HOST, readiness, one-line failures (real proc
     const blocker = net.createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     const busyPort = (blocker.address() as net.AddressInfo).port;
-    const badConfig = writeConfig(root, { ...doc(), server: { port: 'eighty' }, queue: { driver: 'kafka' }, organizations: [{ id: 'x', users: [{ id: 'u', role: 'boss' }] }] }, 'bad.yaml');
+    const badConfig = writeConfig(
+      root,
+      { ...doc(), server: { port: 'eighty' }, queue: { driver: 'kafka' }, organizations: [{ id: 'x', users: [{ id: 'u', role: 'boss' }] }] },
+      'bad.yaml',
+    );
     const badStore = writeConfig(root, doc({ store: { driver: 'postgres', url: 'postgres://gw:secret-pw@127.0.0.1:1/none' } }), 'bad-store.yaml');
     const badQueue = writeConfig(root, doc({ queue: { driver: 'bullmq', redisUrl: 'redis://:secret-pw@127.0.0.1:1' } }), 'bad-queue.yaml');
     try {
@@ -438,7 +457,11 @@ describe('start-up: bullmq, PORT / HOST, readiness, one-line failures (real proc
         assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
         const line = reasonLine(result.stderr);
         assert.match(line, /^agent-gateway: invalid configuration: /);
-        for (const problem of [/server\.port: must be integer/, /queue\.driver: must be one of "inline", "bullmq"/, /organizations\[0\]\.users\[0\]\.role: must be one of "admin", "member"/]) {
+        for (const problem of [
+          /server\.port: must be integer/,
+          /queue\.driver: must be one of "inline", "bullmq"/,
+          /organizations\[0\]\.users\[0\]\.role: must be one of "admin", "member"/,
+        ]) {
           assert.match(line, problem);
         }
       }

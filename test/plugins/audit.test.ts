@@ -16,7 +16,10 @@ import { openTestStore } from '../helpers/store';
 const logger = createLogger({ level: 'error', silent: true });
 const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
 
-function writer(write: (records: readonly number[]) => Promise<void>, options: Partial<{ batchSize: number; flushIntervalMs: number; maxBuffered: number }> = {}) {
+function writer(
+  write: (records: readonly number[]) => Promise<void>,
+  options: Partial<{ batchSize: number; flushIntervalMs: number; maxBuffered: number }> = {},
+) {
   return new BatchWriter<number>({ name: 'test', write, batchSize: 3, flushIntervalMs: 60_000, maxBuffered: 100, logger, ...options });
 }
 
@@ -51,9 +54,12 @@ describe('plugins/audit', () => {
     });
 
     it('drops the oldest records beyond maxBuffered instead of growing without bound', async () => {
-      const w = writer(async () => {
-        throw new Error('store down');
-      }, { maxBuffered: 5, batchSize: 100 });
+      const w = writer(
+        async () => {
+          throw new Error('store down');
+        },
+        { maxBuffered: 5, batchSize: 100 },
+      );
       for (let i = 0; i < 8; i++) w.add(i);
       assert.equal(w.pending, 5);
       await w.close();
@@ -73,7 +79,10 @@ describe('plugins/audit', () => {
       const audit: AuditRecord[] = [];
       const usage: UsageRecord[] = [];
       const metrics = createMetrics();
-      const store = { audit: { insertMany: async (r: readonly AuditRecord[]) => void audit.push(...r) }, usage: { insertMany: async (r: readonly UsageRecord[]) => void usage.push(...r) } };
+      const store = {
+        audit: { insertMany: async (r: readonly AuditRecord[]) => void audit.push(...r) },
+        usage: { insertMany: async (r: readonly UsageRecord[]) => void usage.push(...r) },
+      };
       return { audit, usage, metrics, deps: { store, logger, metrics } as never };
     }
     const route = (operationId: string, template: string) => ({ operationId, template, method: 'post' });
@@ -151,7 +160,20 @@ describe('plugins/audit', () => {
       assert.ok(ok);
       assert.deepEqual(
         { ...ok, id: undefined, at: undefined, latencyMs: undefined },
-        { id: undefined, at: undefined, latencyMs: undefined, orgId: 'other', userId: 'u-outsider', keyId: ok.keyId, method: 'GET', route: '/v1/models', operationId: 'listModels', resourceIds: {}, status: 200, requestId: 'audit-ok-1' },
+        {
+          id: undefined,
+          at: undefined,
+          latencyMs: undefined,
+          orgId: 'other',
+          userId: 'u-outsider',
+          keyId: ok.keyId,
+          method: 'GET',
+          route: '/v1/models',
+          operationId: 'listModels',
+          resourceIds: {},
+          status: 200,
+          requestId: 'audit-ok-1',
+        },
       );
       assert.match(ok.keyId ?? '', /^key_/);
       const missing = records.find((r) => r.operationId === 'getRun');
@@ -206,7 +228,10 @@ describe('plugins/audit', () => {
       const page2 = await request(gw.url).get(`/v1/admin/audit?limit=2&after=${page1.body.nextCursor}`).set('x-api-key', TEST_KEYS.outsider).expect(200);
       assert.deepEqual(page2.body.items, seeded.slice(2, 4));
       const since = await request(gw.url).get('/v1/admin/audit?since=2001-01-04T00:00:00Z&limit=2').set('x-api-key', TEST_KEYS.outsider).expect(200);
-      assert.deepEqual(since.body.items.map((r: AuditRecord) => r.id), ['seed-3', 'seed-4']);
+      assert.deepEqual(
+        since.body.items.map((r: AuditRecord) => r.id),
+        ['seed-3', 'seed-4'],
+      );
       const none = await request(gw.url).get('/v1/admin/audit?since=2999-01-01T00:00:00Z').set('x-api-key', TEST_KEYS.outsider).expect(200);
       assert.deepEqual(none.body, { items: [], nextCursor: null });
       // Another organization's admin never sees them.
@@ -235,13 +260,19 @@ describe('plugins/audit', () => {
     this.timeout(60_000);
     const { store, cleanup } = await openTestStore('embedded');
     try {
-      const gw = await startTestGateway({ store, config: { plugins: { auth: { enabled: true }, audit: { enabled: true, flushIntervalMs: 60_000, batchSize: 1000 } } } });
+      const gw = await startTestGateway({
+        store,
+        config: { plugins: { auth: { enabled: true }, audit: { enabled: true, flushIntervalMs: 60_000, batchSize: 1000 } } },
+      });
       for (let i = 0; i < 5; i++) await request(gw.url).get('/v1/models').set(gw.auth('admin')).set('x-request-id', `shutdown-${i}`).expect(200);
       await tick(20);
       assert.equal((await store.audit.list({ orgId: 'acme', since: null, limit: 100, after: null })).length, 0, 'still buffered');
       await gw.close();
       const records = await store.audit.list({ orgId: 'acme', since: null, limit: 100, after: null });
-      assert.deepEqual(records.map((r) => r.requestId).sort(), [0, 1, 2, 3, 4].map((i) => `shutdown-${i}`));
+      assert.deepEqual(
+        records.map((r) => r.requestId).sort(),
+        [0, 1, 2, 3, 4].map((i) => `shutdown-${i}`),
+      );
     } finally {
       await cleanup();
     }

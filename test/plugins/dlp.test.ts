@@ -31,7 +31,13 @@ describe('plugins/dlp', () => {
     });
     it('applies the SSA area/group/serial rules', () => {
       assert.equal(ssnValid('536', '22', '1234'), true);
-      for (const [a, g, s] of [['000', '12', '3456'], ['666', '12', '3456'], ['912', '34', '5678'], ['123', '00', '4567'], ['123', '45', '0000']]) {
+      for (const [a, g, s] of [
+        ['000', '12', '3456'],
+        ['666', '12', '3456'],
+        ['912', '34', '5678'],
+        ['123', '00', '4567'],
+        ['123', '45', '0000'],
+      ]) {
         assert.equal(ssnValid(a as string, g as string, s as string), false, `${a}-${g}-${s}`);
       }
     });
@@ -67,7 +73,10 @@ describe('plugins/dlp', () => {
 
     it('redacts valid SSNs only', () => {
       const out = only('us_ssn').redact('SSN 536-22-1234 (also 536 22 1234); not 000-12-3456, 666-12-3456, 912-34-5678, 123-00-4567, 123-45-0000, 536-22 1234');
-      assert.equal(out.text, 'SSN [REDACTED:us_ssn] (also [REDACTED:us_ssn]); not 000-12-3456, 666-12-3456, 912-34-5678, 123-00-4567, 123-45-0000, 536-22 1234');
+      assert.equal(
+        out.text,
+        'SSN [REDACTED:us_ssn] (also [REDACTED:us_ssn]); not 000-12-3456, 666-12-3456, 912-34-5678, 123-00-4567, 123-45-0000, 536-22 1234',
+      );
     });
 
     it('redacts IBANs with a valid checksum, grouped or compact, and stops at the IBAN', () => {
@@ -79,7 +88,17 @@ describe('plugins/dlp', () => {
     });
 
     it('redacts international and US phone numbers, not bare digit runs', () => {
-      const phones = ['+1 (415) 555-0123', '+44 20 7946 0958', '(415) 555-0123', '415-555-0123', '415.555.0123', '+33 1 23 45 67 89', '+14155550123', '1-800-555-0199', '+49 (0)30 1234567'];
+      const phones = [
+        '+1 (415) 555-0123',
+        '+44 20 7946 0958',
+        '(415) 555-0123',
+        '415-555-0123',
+        '415.555.0123',
+        '+33 1 23 45 67 89',
+        '+14155550123',
+        '1-800-555-0199',
+        '+49 (0)30 1234567',
+      ];
       for (const phone of phones) {
         assert.equal(only('phone').redact(`call ${phone} today`).text, 'call [REDACTED:phone] today', phone);
       }
@@ -128,7 +147,8 @@ describe('plugins/dlp', () => {
     });
 
     it('leaves words that merely look like secret syntax', () => {
-      const text = 'sk-learn-compatible-estimators-are-great; Bearer authentication-scheme; token: expiredtokenvalue; max_tokens=1024; the secret=supersecretpassword';
+      const text =
+        'sk-learn-compatible-estimators-are-great; Bearer authentication-scheme; token: expiredtokenvalue; max_tokens=1024; the secret=supersecretpassword';
       assert.equal(only('secret_key').redact(text).count, 0);
     });
 
@@ -152,7 +172,14 @@ describe('plugins/dlp', () => {
 
   describe('policies', () => {
     it('applies custom patterns under their own name, and survives empty matches', () => {
-      const redactor = compilePolicy({ enabled: true, detectors: [], custom: [{ name: 'employee_id', pattern: 'EMP-\\d{6}' }, { name: 'empty', pattern: 'x*' }] });
+      const redactor = compilePolicy({
+        enabled: true,
+        detectors: [],
+        custom: [
+          { name: 'employee_id', pattern: 'EMP-\\d{6}' },
+          { name: 'empty', pattern: 'x*' },
+        ],
+      });
       assert.ok(redactor);
       assert.deepEqual(redactor.redact('badge EMP-004211 issued'), { text: 'badge [REDACTED:employee_id] issued', count: 1 });
     });
@@ -177,10 +204,18 @@ describe('plugins/dlp', () => {
       assert.equal(orgs.forOrg('default')?.redact('a@b.io').text, '[REDACTED:email]', 'store-only organizations get the default policy');
     });
 
-    it('sets ctx.dlp to the caller organization\'s redactor', async () => {
-      const config = testConfig({ organizations: [{ id: 'off', name: 'Off', dlp: { enabled: false } }, { id: 'on', name: 'On' }] });
+    it("sets ctx.dlp to the caller organization's redactor", async () => {
+      const config = testConfig({
+        organizations: [
+          { id: 'off', name: 'Off', dlp: { enabled: false } },
+          { id: 'on', name: 'On' },
+        ],
+      });
       const hooks = await dlpPlugin.create({ enabled: true }, { config } as never);
-      const ctx = { principal: { orgId: 'on', userId: 'u', keyId: null, role: 'member', groups: [] }, dlp: null } as { principal: { orgId: string }; dlp: Redactor | null };
+      const ctx = { principal: { orgId: 'on', userId: 'u', keyId: null, role: 'member', groups: [] }, dlp: null } as {
+        principal: { orgId: string };
+        dlp: Redactor | null;
+      };
       await hooks.onRequest?.(ctx as never);
       assert.equal(ctx.dlp?.redact('x a@b.io').text, 'x [REDACTED:email]');
       ctx.principal.orgId = 'off';

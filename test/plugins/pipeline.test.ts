@@ -57,7 +57,11 @@ describe('plugin pipeline', () => {
         assert.ok(PHASE_ORDER.includes(plugin.phase), plugin.name);
         assert.ok(plugin.description.length > 10, `${plugin.name} description`);
         assert.ok(existsSync(path.join(root, 'test/plugins', `${plugin.name}.test.ts`)), `${plugin.name} has a test`);
-        const schema = plugin.configSchema as { description?: string; additionalProperties?: boolean; properties: Record<string, { description?: string; default?: unknown }> };
+        const schema = plugin.configSchema as {
+          description?: string;
+          additionalProperties?: boolean;
+          properties: Record<string, { description?: string; default?: unknown }>;
+        };
         assert.ok(schema.description, `${plugin.name} schema description`);
         assert.equal(schema.additionalProperties, false, `${plugin.name} rejects unknown keys`);
         assert.ok(schema.properties['enabled'], `${plugin.name} has enabled`);
@@ -125,9 +129,18 @@ describe('plugin pipeline', () => {
       assert.deepEqual(log.sort(), ['alpha', 'audit', 'first', 'guard', 'zeta'], 'a disabled plugin is never created');
       assert.equal(pipeline.has('off'), false);
       assert.equal(pipeline.has('guard'), true);
-      assert.deepEqual(pipeline.beforeBody.map((p) => p.definition.name), ['guard']);
-      assert.deepEqual(pipeline.afterValidation.map((p) => p.definition.name), ['first', 'alpha', 'zeta', 'audit']);
-      assert.deepEqual(pipeline.finishers.map((p) => p.definition.name), ['audit', 'zeta', 'alpha', 'first', 'guard']);
+      assert.deepEqual(
+        pipeline.beforeBody.map((p) => p.definition.name),
+        ['guard'],
+      );
+      assert.deepEqual(
+        pipeline.afterValidation.map((p) => p.definition.name),
+        ['first', 'alpha', 'zeta', 'audit'],
+      );
+      assert.deepEqual(
+        pipeline.finishers.map((p) => p.definition.name),
+        ['audit', 'zeta', 'alpha', 'first', 'guard'],
+      );
     });
 
     it('fails at boot when a required plugin is disabled or runs later', async () => {
@@ -139,7 +152,10 @@ describe('plugin pipeline', () => {
       });
       await assert.rejects(assemblePipeline(registry, configWith({ auth: true, limit: true, early: true }), deps), /plugins\.early: must run after "limit"/);
       const ok = await assemblePipeline(registry, configWith({ auth: true, limit: true }), deps);
-      assert.deepEqual(ok.plugins.map((p) => p.definition.name), ['auth', 'limit']);
+      assert.deepEqual(
+        ok.plugins.map((p) => p.definition.name),
+        ['auth', 'limit'],
+      );
     });
 
     it('fails at boot on a config key naming no plugin', async () => {
@@ -157,16 +173,29 @@ describe('plugin pipeline', () => {
     it('runs every plugin of the default config on a model call: auth, dlp on message text, audit and usage', async () => {
       const gw = await startTestGateway({
         config: {
-          plugins: { auth: { enabled: true }, rateLimit: { enabled: true }, dlp: { enabled: true }, stripFields: { enabled: true }, audit: { enabled: true, flushIntervalMs: 50 } },
+          plugins: {
+            auth: { enabled: true },
+            rateLimit: { enabled: true },
+            dlp: { enabled: true },
+            stripFields: { enabled: true },
+            audit: { enabled: true, flushIntervalMs: 50 },
+          },
         },
       });
       try {
-        assert.deepEqual(gw.gateway.services.pipeline.plugins.map((p) => p.definition.name), ['auth', 'rateLimit', 'dlp', 'stripFields', 'audit']);
+        assert.deepEqual(
+          gw.gateway.services.pipeline.plugins.map((p) => p.definition.name),
+          ['auth', 'rateLimit', 'dlp', 'stripFields', 'audit'],
+        );
         const res = await request(gw.url)
           .post('/v1/chat/completions')
           .set('x-api-key', TEST_KEYS.member)
           .set('x-request-id', 'chain-1')
-          .send({ model: 'demo', messages: [{ role: 'user', content: 'Mail jane.doe@example.com, card 4111 1111 1111 1111, order 100234987.' }], metadata: { trace: 'x' } })
+          .send({
+            model: 'demo',
+            messages: [{ role: 'user', content: 'Mail jane.doe@example.com, card 4111 1111 1111 1111, order 100234987.' }],
+            metadata: { trace: 'x' },
+          })
           .expect(200);
         const reply = String(res.body.choices?.[0]?.message?.content);
         assert.match(reply, /\[REDACTED:email\], card \[REDACTED:credit_card\], order 100234987/);

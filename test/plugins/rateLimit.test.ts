@@ -95,7 +95,10 @@ describe('plugins/rateLimit', () => {
           assert.equal(denied.denied, 0);
           assert.ok(denied.retryAfterMs > 0 && denied.retryAfterMs <= 2 * WINDOW_MS, String(denied.retryAfterMs));
           // A request of another user of the same organization is denied by the organization budget.
-          const other = await counter.hit([{ key: 'o:a', limit: 3 }, { key: 'u:a:2', limit: 10 }]);
+          const other = await counter.hit([
+            { key: 'o:a', limit: 3 },
+            { key: 'u:a:2', limit: 10 },
+          ]);
           assert.equal(other.denied, 0);
         } finally {
           await counter.close();
@@ -105,8 +108,14 @@ describe('plugins/rateLimit', () => {
       it('tells which budget ran out, and charges a request to all of them or none', async () => {
         const counter = await backend.open();
         try {
-          const ann = [{ key: 'o:b', limit: 5 }, { key: 'u:b:ann', limit: 2 }];
-          const bob = [{ key: 'o:b', limit: 5 }, { key: 'u:b:bob', limit: 2 }];
+          const ann = [
+            { key: 'o:b', limit: 5 },
+            { key: 'u:b:ann', limit: 2 },
+          ];
+          const bob = [
+            { key: 'o:b', limit: 5 },
+            { key: 'u:b:bob', limit: 2 },
+          ];
           assert.equal((await counter.hit(ann)).denied, -1);
           assert.equal((await counter.hit(ann)).denied, -1);
           assert.equal((await counter.hit(ann)).denied, 1, 'the user budget');
@@ -114,8 +123,25 @@ describe('plugins/rateLimit', () => {
           assert.equal((await counter.hit(bob)).denied, -1);
           assert.equal((await counter.hit(bob)).denied, -1);
           assert.equal((await counter.hit(bob)).denied, 1);
-          assert.equal((await counter.hit([{ key: 'o:b', limit: 5 }, { key: 'u:b:cy', limit: 2 }])).denied, -1);
-          assert.equal((await counter.hit([{ key: 'o:b', limit: 5 }, { key: 'u:b:cy', limit: 2 }])).denied, 0, 'the organization budget');
+          assert.equal(
+            (
+              await counter.hit([
+                { key: 'o:b', limit: 5 },
+                { key: 'u:b:cy', limit: 2 },
+              ])
+            ).denied,
+            -1,
+          );
+          assert.equal(
+            (
+              await counter.hit([
+                { key: 'o:b', limit: 5 },
+                { key: 'u:b:cy', limit: 2 },
+              ])
+            ).denied,
+            0,
+            'the organization budget',
+          );
         } finally {
           await counter.close();
         }
@@ -232,11 +258,14 @@ describe('plugins/rateLimit', () => {
       const warnings: string[] = [];
       const logger = { warn: (message: string) => warnings.push(message) };
       const config = testConfig(limited(uniquePrefix(), 'bullmq'));
-      const hooks = await rateLimitPlugin.create({ enabled: true, redisTimeoutMs: 100 } as never, {
-        config,
-        logger,
-        redis: { get: () => dead, close: async () => undefined },
-      } as never);
+      const hooks = await rateLimitPlugin.create(
+        { enabled: true, redisTimeoutMs: 100 } as never,
+        {
+          config,
+          logger,
+          redis: { get: () => dead, close: async () => undefined },
+        } as never,
+      );
       try {
         const ctx = { principal: { orgId: 'acme', userId: 'u-member', keyId: 'k', role: 'member', groups: [] } };
         for (let i = 0; i < 6; i++) await hooks.onRequest?.(ctx as never);

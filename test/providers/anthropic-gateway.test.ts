@@ -117,8 +117,12 @@ describe('Anthropic family through the gateway (official SDKs)', function () {
     assert.equal(message.usage.output_tokens, 89);
   });
 
-  it('/v1/messages (Anthropic SDK) with an upstream error: the upstream status and message in Anthropic\'s envelope', async () => {
-    anthropic.script({ kind: 'error', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 300000 tokens > 200000 maximum' } } });
+  it("/v1/messages (Anthropic SDK) with an upstream error: the upstream status and message in Anthropic's envelope", async () => {
+    anthropic.script({
+      kind: 'error',
+      status: 400,
+      body: { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 300000 tokens > 200000 maximum' } },
+    });
     await assert.rejects(
       claude.messages.create({ model: 'claude-direct', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }),
       (err: unknown) => err instanceof Anthropic.APIError && err.status === 400 && /prompt is too long/.test(err.message),

@@ -7,10 +7,22 @@ import { reassemble } from '../fixtures/upstreams/anthropic-events';
 
 const start: AnthropicStreamEvent = {
   type: 'message_start',
-  message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'c', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 3, output_tokens: 1 } },
+  message: {
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    model: 'c',
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+    usage: { input_tokens: 3, output_tokens: 1 },
+  },
 };
 
-function run(events: AnthropicStreamEvent[], context: ConstructorParameters<typeof AnthropicStreamToChunks>[0] = { model: 'm', jsonTool: null }): ChatCompletionChunk[] {
+function run(
+  events: AnthropicStreamEvent[],
+  context: ConstructorParameters<typeof AnthropicStreamToChunks>[0] = { model: 'm', jsonTool: null },
+): ChatCompletionChunk[] {
   const translator = new AnthropicStreamToChunks(context);
   const out: ChatCompletionChunk[] = [];
   for (const event of events) out.push(...translator.push(event));

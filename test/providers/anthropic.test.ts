@@ -17,7 +17,11 @@ async function collect(source: AsyncIterable<ChatCompletionChunk>): Promise<Chat
 
 const weatherTool = {
   type: 'function',
-  function: { name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } },
+  function: {
+    name: 'get_weather',
+    description: 'Current weather',
+    parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+  },
 };
 
 describe('providers/anthropic', () => {
@@ -126,8 +130,14 @@ describe('providers/anthropic', () => {
     it('maps max_completion_tokens, stop arrays and the string tool_choice values', async () => {
       const base: ChatCompletionRequest = { model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: [weatherTool] };
       const cases: [Record<string, unknown>, Record<string, unknown>][] = [
-        [{ tool_choice: 'auto', max_completion_tokens: 77, stop: ['a', 'b'] }, { tool_choice: { type: 'auto' }, max_tokens: 77, stop_sequences: ['a', 'b'] }],
-        [{ tool_choice: 'none', max_tokens: 12 }, { tool_choice: { type: 'none' }, max_tokens: 12 }],
+        [
+          { tool_choice: 'auto', max_completion_tokens: 77, stop: ['a', 'b'] },
+          { tool_choice: { type: 'auto' }, max_tokens: 77, stop_sequences: ['a', 'b'] },
+        ],
+        [
+          { tool_choice: 'none', max_tokens: 12 },
+          { tool_choice: { type: 'none' }, max_tokens: 12 },
+        ],
         [{ tool_choice: 'required' }, { tool_choice: { type: 'any' }, max_tokens: 4096 }],
       ];
       for (const [extra, expected] of cases) {
@@ -141,7 +151,10 @@ describe('providers/anthropic', () => {
     it('refuses tool-call arguments that are not a JSON object with a 400 naming the field (nothing sent)', async () => {
       await assert.rejects(
         provider.chat(
-          { model: 'm', messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: 'not json' } }] }] },
+          {
+            model: 'm',
+            messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: 'not json' } }] }],
+          },
           'claude',
           {},
         ),
@@ -210,7 +223,9 @@ describe('providers/anthropic', () => {
       assert.deepEqual(result.usage, { prompt_tokens: 482, completion_tokens: 89, total_tokens: 571, prompt_tokens_details: { cached_tokens: 10 } });
       // The tool call's first delta names it; later ones carry only argument fragments.
       const toolChunks = chunks.filter((c) => c.choices[0]?.delta.tool_calls);
-      assert.deepEqual(toolChunks[0]?.choices[0]?.delta.tool_calls, [{ index: 0, id: 'toolu_01Weather', type: 'function', function: { name: 'get_weather', arguments: '' } }]);
+      assert.deepEqual(toolChunks[0]?.choices[0]?.delta.tool_calls, [
+        { index: 0, id: 'toolu_01Weather', type: 'function', function: { name: 'get_weather', arguments: '' } },
+      ]);
       assert.equal(toolChunks.length, 4);
       // include_usage: the usage chunk is last, with no choices (OpenAI's shape).
       assert.deepEqual(chunks.at(-1)?.choices, []);
@@ -231,7 +246,9 @@ describe('providers/anthropic', () => {
       const events = textThenToolEvents().filter((e) => !(e['type'] === 'content_block_delta' && e['index'] === 1));
       const toolStart = events.find((e) => e['type'] === 'content_block_start' && e['index'] === 1) as { content_block: { input: unknown } };
       toolStart.content_block.input = { location: 'Lyon' };
-      events.splice(-2, 0,
+      events.splice(
+        -2,
+        0,
         { type: 'content_block_start', index: 2, content_block: { type: 'tool_use', id: 'toolu_second', name: 'get_time', input: {} } },
         { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '{"tz":' } },
         { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '"CET"}' } },
@@ -276,7 +293,10 @@ describe('providers/anthropic', () => {
 
     it('ends with an error when the upstream cuts the stream before the message is complete', async () => {
       upstream.script({ kind: 'sse', events: textThenToolEvents().slice(0, 6), endAbruptly: true });
-      await assert.rejects(collect(provider.chatStream({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, 'claude', {})), (err: unknown) => err instanceof GatewayError && err.code !== 'internal');
+      await assert.rejects(
+        collect(provider.chatStream({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, 'claude', {})),
+        (err: unknown) => err instanceof GatewayError && err.code !== 'internal',
+      );
     });
   });
 
@@ -284,9 +304,16 @@ describe('providers/anthropic', () => {
     it('json_object forces a JSON tool with an object schema; the content is the raw JSON of its input', async () => {
       upstream.script({
         kind: 'json',
-        body: textMessage('', { content: [{ type: 'tool_use', id: 'toolu_j', name: 'json_response', input: { city: 'Paris', temp: 21 } }], stop_reason: 'tool_use' }),
+        body: textMessage('', {
+          content: [{ type: 'tool_use', id: 'toolu_j', name: 'json_response', input: { city: 'Paris', temp: 21 } }],
+          stop_reason: 'tool_use',
+        }),
       });
-      const completion = await provider.chat({ model: 'm', messages: [{ role: 'user', content: 'as JSON' }], response_format: { type: 'json_object' } }, 'claude', {});
+      const completion = await provider.chat(
+        { model: 'm', messages: [{ role: 'user', content: 'as JSON' }], response_format: { type: 'json_object' } },
+        'claude',
+        {},
+      );
       const body = upstream.requests[0]?.body ?? {};
       assert.deepEqual(body['tool_choice'], { type: 'tool', name: 'json_response' });
       assert.deepEqual((body['tools'] as { input_schema: unknown }[])[0]?.input_schema, { type: 'object' });
@@ -301,7 +328,11 @@ describe('providers/anthropic', () => {
       upstream.script({ kind: 'sse', events: jsonToolEvents('answer_schema', ['{"ans', 'wer": "4', '2"}']), chunkBytes: 4 });
       const chunks = await collect(
         provider.chatStream(
-          { model: 'm', messages: [{ role: 'user', content: 'q' }], response_format: { type: 'json_schema', json_schema: { name: 'answer_schema', schema, strict: true } } },
+          {
+            model: 'm',
+            messages: [{ role: 'user', content: 'q' }],
+            response_format: { type: 'json_schema', json_schema: { name: 'answer_schema', schema, strict: true } },
+          },
           'claude',
           {},
         ),
@@ -320,7 +351,13 @@ describe('providers/anthropic', () => {
       const schema = { type: 'array', items: { type: 'integer' } };
       upstream.script({ kind: 'sse', events: jsonToolEvents('json_response', ['{"value": [1,', ' 2, 3]}']) });
       const result = reassemble(
-        await collect(provider.chatStream({ model: 'm', messages: [{ role: 'user', content: 'q' }], response_format: { type: 'json_schema', json_schema: { schema } } }, 'claude', {})),
+        await collect(
+          provider.chatStream(
+            { model: 'm', messages: [{ role: 'user', content: 'q' }], response_format: { type: 'json_schema', json_schema: { schema } } },
+            'claude',
+            {},
+          ),
+        ),
       );
       const tool = (upstream.requests[0]?.body['tools'] as { input_schema: unknown }[])[0];
       assert.deepEqual(tool?.input_schema, { type: 'object', properties: { value: schema }, required: ['value'] });
@@ -329,40 +366,64 @@ describe('providers/anthropic', () => {
 
     it('rule 5: json_object with tools or with thinking is not forced (tools stay usable)', async () => {
       upstream.script({ kind: 'json', body: textMessage('{"a":1}') }, { kind: 'json', body: textMessage('{"a":1}') });
-      await provider.chat({ model: 'm', messages: [{ role: 'user', content: 'q' }], tools: [weatherTool], response_format: { type: 'json_object' } }, 'claude', {});
       await provider.chat(
-        { model: 'm', messages: [{ role: 'user', content: 'q' }], thinking: { type: 'enabled', budget_tokens: 1024 }, response_format: { type: 'json_object' } },
+        { model: 'm', messages: [{ role: 'user', content: 'q' }], tools: [weatherTool], response_format: { type: 'json_object' } },
+        'claude',
+        {},
+      );
+      await provider.chat(
+        {
+          model: 'm',
+          messages: [{ role: 'user', content: 'q' }],
+          thinking: { type: 'enabled', budget_tokens: 1024 },
+          response_format: { type: 'json_object' },
+        },
         'claude',
         {},
       );
       const [withTools, withThinking] = upstream.requests;
       assert.equal(withTools?.body['tool_choice'], undefined);
-      assert.deepEqual((withTools?.body['tools'] as { name: string }[]).map((t) => t.name), ['get_weather']);
+      assert.deepEqual(
+        (withTools?.body['tools'] as { name: string }[]).map((t) => t.name),
+        ['get_weather'],
+      );
       assert.equal(withThinking?.body['tools'], undefined);
       assert.deepEqual(withThinking?.body['thinking'], { type: 'enabled', budget_tokens: 1024 });
     });
 
-    it('json_schema alongside the caller\'s tools lets the model pick a tool or the JSON tool (tool_choice any)', async () => {
+    it("json_schema alongside the caller's tools lets the model pick a tool or the JSON tool (tool_choice any)", async () => {
       upstream.script({
         kind: 'json',
         body: textMessage('', { content: [{ type: 'tool_use', id: 't', name: 'get_weather', input: { location: 'Rome' } }], stop_reason: 'tool_use' }),
       });
       const completion = await provider.chat(
-        { model: 'm', messages: [{ role: 'user', content: 'q' }], tools: [weatherTool], response_format: { type: 'json_schema', json_schema: { name: 'out', schema: { type: 'object' } } } },
+        {
+          model: 'm',
+          messages: [{ role: 'user', content: 'q' }],
+          tools: [weatherTool],
+          response_format: { type: 'json_schema', json_schema: { name: 'out', schema: { type: 'object' } } },
+        },
         'claude',
         {},
       );
       const body = upstream.requests[0]?.body ?? {};
       assert.deepEqual(body['tool_choice'], { type: 'any' });
-      assert.deepEqual((body['tools'] as { name: string }[]).map((t) => t.name), ['get_weather', 'out']);
+      assert.deepEqual(
+        (body['tools'] as { name: string }[]).map((t) => t.name),
+        ['get_weather', 'out'],
+      );
       assert.equal(completion.choices[0]?.finish_reason, 'tool_calls');
       assert.equal(completion.choices[0]?.message.tool_calls?.[0]?.function.name, 'get_weather');
     });
   });
 
   describe('errors', () => {
-    it('passes the upstream status with Anthropic\'s error type and message', async () => {
-      upstream.script({ kind: 'error', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: must be at most 8192' } } });
+    it("passes the upstream status with Anthropic's error type and message", async () => {
+      upstream.script({
+        kind: 'error',
+        status: 400,
+        body: { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: must be at most 8192' } },
+      });
       await assert.rejects(provider.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 99999 }, 'claude', {}), (err: unknown) => {
         assert.ok(err instanceof GatewayError);
         assert.equal(err.status, 400);
@@ -373,7 +434,13 @@ describe('providers/anthropic', () => {
     });
 
     it('reports a rejected key as the upstream 401 with its message, and a 429 with Retry-After', async () => {
-      const bad = createAnthropicProvider('claude-bad', { type: 'anthropic', baseUrl: upstream.baseUrl, apiKey: 'wrong', allowPrivateNetwork: true, retries: { max: 0 } });
+      const bad = createAnthropicProvider('claude-bad', {
+        type: 'anthropic',
+        baseUrl: upstream.baseUrl,
+        apiKey: 'wrong',
+        allowPrivateNetwork: true,
+        retries: { max: 0 },
+      });
       try {
         await assert.rejects(bad.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, 'claude', {}), (err: unknown) => {
           return err instanceof GatewayError && err.status === 401 && /invalid x-api-key/.test(err.message) && err.type === 'authentication_error';
@@ -381,7 +448,12 @@ describe('providers/anthropic', () => {
       } finally {
         await bad.close();
       }
-      upstream.script({ kind: 'error', status: 429, headers: { 'retry-after': '30' }, body: { type: 'error', error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' } } });
+      upstream.script({
+        kind: 'error',
+        status: 429,
+        headers: { 'retry-after': '30' },
+        body: { type: 'error', error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' } },
+      });
       await assert.rejects(provider.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, 'claude', {}), (err: unknown) => {
         return err instanceof GatewayError && err.status === 429 && err.headers['retry-after'] === '30' && err.type === 'rate_limit_error';
       });
@@ -389,7 +461,7 @@ describe('providers/anthropic', () => {
   });
 
   describe('pass-through (the /v1/messages route with an Anthropic upstream)', () => {
-    it('forwards the caller\'s bytes untouched with the provider\'s headers', async () => {
+    it("forwards the caller's bytes untouched with the provider's headers", async () => {
       const bytes = Buffer.from('{"model":"claude","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"unknown_field":{"x":1}}');
       upstream.script({ kind: 'json', body: textMessage('hello') });
       assert.deepEqual(provider.forwards, ['messages']);

@@ -89,7 +89,16 @@ describe('providers/bedrock-anthropic', () => {
     it('signs InvokeModel (model in the path), sends the bedrock anthropic_version body and translates the reply', async () => {
       upstream.script({ kind: 'json', body: textMessage('Bonjour', { stop_reason: 'stop_sequence', stop_sequence: '###' }) });
       const completion = await provider.chat(
-        { model: 'claude-bedrock', messages: [{ role: 'system', content: 'Speak French.' }, { role: 'user', content: 'Hello' }], stop: ['###'], user: 'u1', max_tokens: 50 },
+        {
+          model: 'claude-bedrock',
+          messages: [
+            { role: 'system', content: 'Speak French.' },
+            { role: 'user', content: 'Hello' },
+          ],
+          stop: ['###'],
+          user: 'u1',
+          max_tokens: 50,
+        },
         MODEL,
         {},
       );
@@ -135,14 +144,20 @@ describe('providers/bedrock-anthropic', () => {
         { type: 'message_stop', 'amazon-bedrock-invocationMetrics': { inputTokenCount: 472, outputTokenCount: 5 } },
       ];
       upstream.script({ kind: 'stream', events });
-      const result = reassemble(await collect(provider.chatStream({ model: 'm', messages: [{ role: 'user', content: 'q' }], response_format: { type: 'json_object' } }, MODEL, {})));
+      const result = reassemble(
+        await collect(provider.chatStream({ model: 'm', messages: [{ role: 'user', content: 'q' }], response_format: { type: 'json_object' } }, MODEL, {})),
+      );
       assert.deepEqual(upstream.requests[0]?.body['tool_choice'], { type: 'tool', name: 'json_response' });
       assert.equal(result.content, '{"ok": true}');
       assert.equal(result.finish, 'stop');
     });
 
     it('ends the stream with an error on an exception frame, after the chunks already translated', async () => {
-      upstream.script({ kind: 'stream', events: textThenToolEvents().slice(0, 4), exception: { type: 'throttlingException', message: 'Too many tokens, please wait before trying again.' } });
+      upstream.script({
+        kind: 'stream',
+        events: textThenToolEvents().slice(0, 4),
+        exception: { type: 'throttlingException', message: 'Too many tokens, please wait before trying again.' },
+      });
       const seen: ChatCompletionChunk[] = [];
       await assert.rejects(
         (async () => {
@@ -175,7 +190,10 @@ describe('providers/bedrock-anthropic', () => {
     });
 
     it('refuses a configuration without credentials at construction', () => {
-      assert.throws(() => createBedrockAnthropicProvider('b', { type: 'bedrock-anthropic', region: 'us-east-1' }), /needs region, accessKeyId and secretAccessKey/);
+      assert.throws(
+        () => createBedrockAnthropicProvider('b', { type: 'bedrock-anthropic', region: 'us-east-1' }),
+        /needs region, accessKeyId and secretAccessKey/,
+      );
     });
   });
 });

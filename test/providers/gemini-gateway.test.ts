@@ -144,7 +144,10 @@ describe('gemini provider through the gateway (openai client)', () => {
       kind: 'sse',
       events: [
         { candidates: [{ index: 0, content: { role: 'model', parts: [{ text: 'Streamed ' }] } }] },
-        { candidates: [{ index: 0, content: { role: 'model', parts: [{ text: 'reply' }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 2, totalTokenCount: 5 } },
+        {
+          candidates: [{ index: 0, content: { role: 'model', parts: [{ text: 'reply' }] }, finishReason: 'STOP' }],
+          usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 2, totalTokenCount: 5 },
+        },
       ],
     });
     const stream = anthropic.messages.stream({ model: 'gemini-flash', max_tokens: 64, messages: [{ role: 'user', content: 'Stream it' }] });

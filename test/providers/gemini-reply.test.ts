@@ -40,7 +40,11 @@ describe('gemini provider: replies and errors', () => {
       kind: 'json',
       body: {
         candidates: [
-          { index: 0, content: { role: 'model', parts: [{ text: 'thinking about it', thought: true }, { text: 'Part one, ' }, { text: 'part two.' }] }, finishReason: 'STOP' },
+          {
+            index: 0,
+            content: { role: 'model', parts: [{ text: 'thinking about it', thought: true }, { text: 'Part one, ' }, { text: 'part two.' }] },
+            finishReason: 'STOP',
+          },
           { index: 1, content: { role: 'model', parts: [{ text: 'Truncated ans' }] }, finishReason: 'MAX_TOKENS' },
         ],
         usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 2, totalTokenCount: 3 },
@@ -65,7 +69,10 @@ describe('gemini provider: replies and errors', () => {
 
   it('maps policy stops to content_filter, and a blocked prompt to an empty filtered choice', async () => {
     gemini.fake.script(
-      { kind: 'json', body: { candidates: [{ index: 0, finishReason: 'SAFETY', safetyRatings: [] }], usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 } } },
+      {
+        kind: 'json',
+        body: { candidates: [{ index: 0, finishReason: 'SAFETY', safetyRatings: [] }], usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 } },
+      },
       { kind: 'json', body: { promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 } } },
     );
     const unsafe = await gemini.provider.chat({ model: 'm', messages: [user('x')] }, 'g', {});
@@ -98,7 +105,10 @@ describe('gemini provider: replies and errors', () => {
       },
     });
     const tools = [
-      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } } } } },
+      {
+        type: 'function',
+        function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } } } },
+      },
       { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } },
     ];
     const request: ChatCompletionRequest = { model: 'm', messages: [user('Weather and time in Paris?')], tools };
@@ -161,7 +171,14 @@ describe('gemini provider: replies and errors', () => {
             finishReason: 'STOP',
             logprobsResult: {
               chosenCandidates: [{ token: 'Hi', logProbability: -0.1 }],
-              topCandidates: [{ candidates: [{ token: 'Hi', logProbability: -0.1 }, { token: 'Hello', logProbability: -2.5 }] }],
+              topCandidates: [
+                {
+                  candidates: [
+                    { token: 'Hi', logProbability: -0.1 },
+                    { token: 'Hello', logProbability: -2.5 },
+                  ],
+                },
+              ],
             },
           },
         ],
@@ -188,19 +205,31 @@ describe('gemini provider: replies and errors', () => {
     const cases: { name: string; reply: Parameters<FakeGemini['script']>[0]; status: number; message: RegExp }[] = [
       {
         name: 'a bad request (400 INVALID_ARGUMENT)',
-        reply: { kind: 'error', status: 400, body: { error: { code: 400, message: '* GenerateContentRequest.contents: contents is not specified', status: 'INVALID_ARGUMENT' } } },
+        reply: {
+          kind: 'error',
+          status: 400,
+          body: { error: { code: 400, message: '* GenerateContentRequest.contents: contents is not specified', status: 'INVALID_ARGUMENT' } },
+        },
         status: 400,
         message: /^\* GenerateContentRequest\.contents: contents is not specified$/,
       },
       {
         name: 'an unknown model (404 NOT_FOUND)',
-        reply: { kind: 'error', status: 404, body: { error: { code: 404, message: 'models/gemini-9 is not found for API version v1beta', status: 'NOT_FOUND' } } },
+        reply: {
+          kind: 'error',
+          status: 404,
+          body: { error: { code: 404, message: 'models/gemini-9 is not found for API version v1beta', status: 'NOT_FOUND' } },
+        },
         status: 404,
         message: /models\/gemini-9 is not found/,
       },
       {
         name: 'an error envelope wrapped in an array',
-        reply: { kind: 'error', status: 403, body: [{ error: { code: 403, message: 'Permission denied on resource project x.', status: 'PERMISSION_DENIED' } }] },
+        reply: {
+          kind: 'error',
+          status: 403,
+          body: [{ error: { code: 403, message: 'Permission denied on resource project x.', status: 'PERMISSION_DENIED' } }],
+        },
         status: 403,
         message: /^Permission denied on resource project x\.$/,
       },

@@ -45,7 +45,13 @@ describe('gemini provider: request translation', () => {
         { role: 'developer', content: [{ type: 'text', text: 'Answer in French.' }] },
         { role: 'user', content: 'Hello', name: 'alice' },
         { role: 'assistant', content: 'Bonjour' },
-        { role: 'user', content: [{ type: 'text', text: 'How are ' }, { type: 'text', text: 'you?' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'How are ' },
+            { type: 'text', text: 'you?' },
+          ],
+        },
       ],
     });
     assert.deepEqual(body['systemInstruction'], { parts: [{ text: 'Be brief.' }, { text: 'Answer in French.' }] });
@@ -316,7 +322,17 @@ describe('gemini provider: request translation', () => {
   it('rejects what cannot be translated with a 400 naming the field, before calling upstream', async () => {
     const before = gemini.fake.requests.length;
     await assert.rejects(
-      gemini.provider.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'tool', tool_call_id: 'nope', content: 'r' }] }, 'g', {}),
+      gemini.provider.chat(
+        {
+          model: 'm',
+          messages: [
+            { role: 'user', content: 'x' },
+            { role: 'tool', tool_call_id: 'nope', content: 'r' },
+          ],
+        },
+        'g',
+        {},
+      ),
       (err: unknown) => err instanceof GatewayError && err.status === 400 && err.param === 'messages[1].tool_call_id',
     );
     await assert.rejects(
@@ -325,7 +341,10 @@ describe('gemini provider: request translation', () => {
     );
     await assert.rejects(
       gemini.provider.chat(
-        { model: 'm', messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] },
+        {
+          model: 'm',
+          messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] }],
+        },
         'g',
         {},
       ),

@@ -36,7 +36,11 @@ describe('gemini provider: streaming', () => {
       events: [
         textEvent('Grüße, '),
         textEvent('世界 🌍'),
-        textEvent('!', { usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 6, thoughtsTokenCount: 2, totalTokenCount: 13 } }, { finishReason: 'STOP' }),
+        textEvent(
+          '!',
+          { usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 6, thoughtsTokenCount: 2, totalTokenCount: 13 } },
+          { finishReason: 'STOP' },
+        ),
       ],
     });
     const chunks = await collect(gemini.provider.chatStream(REQUEST, 'gemini-2.5-flash', {}));
@@ -47,7 +51,10 @@ describe('gemini provider: streaming', () => {
 
     assert.equal(contentOf(chunks), 'Grüße, 世界 🌍!');
     assert.deepEqual(chunks[0]!.choices[0]!.delta, { role: 'assistant', content: 'Grüße, ' });
-    assert.ok(chunks.slice(1).every((c) => c.choices[0]!.delta.role === undefined), 'role only once');
+    assert.ok(
+      chunks.slice(1).every((c) => c.choices[0]!.delta.role === undefined),
+      'role only once',
+    );
     for (const chunk of chunks) {
       assert.equal(chunk.object, 'chat.completion.chunk');
       assert.equal(chunk.id, 'chatcmpl-stream-resp-1');
@@ -71,13 +78,18 @@ describe('gemini provider: streaming', () => {
       events: [
         textEvent('Checking both.'),
         {
-          candidates: [{ index: 0, content: { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: 'U0lH' }] } }],
+          candidates: [
+            { index: 0, content: { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: 'U0lH' }] } },
+          ],
         },
         {
           candidates: [
             {
               index: 0,
-              content: { role: 'model', parts: [{ functionCall: { name: 'get_time', args: { tz: 'Europe/Paris' } } }, { functionCall: { name: 'get_news', args: {} } }] },
+              content: {
+                role: 'model',
+                parts: [{ functionCall: { name: 'get_time', args: { tz: 'Europe/Paris' } } }, { functionCall: { name: 'get_news', args: {} } }],
+              },
               finishReason: 'STOP',
             },
           ],
@@ -147,12 +159,22 @@ describe('gemini provider: streaming', () => {
     gemini.fake.script({ kind: 'sse', events: [textEvent('Half an ans')], endAbruptly: true });
     await assert.rejects(collect(gemini.provider.chatStream(REQUEST, 'g', {})), (err: unknown) => err instanceof GatewayError && err.code === 'upstream_error');
     gemini.fake.script({ kind: 'sse', events: [textEvent('Half an ans')] });
-    await assert.rejects(collect(gemini.provider.chatStream(REQUEST, 'g', {})), (err: unknown) => err instanceof GatewayError && /ended before the answer was complete/.test(err.message));
+    await assert.rejects(
+      collect(gemini.provider.chatStream(REQUEST, 'g', {})),
+      (err: unknown) => err instanceof GatewayError && /ended before the answer was complete/.test(err.message),
+    );
   });
 
   it('fails with the upstream status and message when the stream is refused', async () => {
-    gemini.fake.script({ kind: 'error', status: 429, body: { error: { code: 429, message: 'Quota exceeded for quota metric.', status: 'RESOURCE_EXHAUSTED' } } });
-    await assert.rejects(collect(gemini.provider.chatStream(REQUEST, 'g', {})), (err: unknown) => err instanceof GatewayError && err.status === 429 && err.message === 'Quota exceeded for quota metric.');
+    gemini.fake.script({
+      kind: 'error',
+      status: 429,
+      body: { error: { code: 429, message: 'Quota exceeded for quota metric.', status: 'RESOURCE_EXHAUSTED' } },
+    });
+    await assert.rejects(
+      collect(gemini.provider.chatStream(REQUEST, 'g', {})),
+      (err: unknown) => err instanceof GatewayError && err.status === 429 && err.message === 'Quota exceeded for quota metric.',
+    );
   });
 
   it('relays chunks as they arrive and releases the upstream when the caller stops or aborts', async () => {

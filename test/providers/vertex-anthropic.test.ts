@@ -60,7 +60,11 @@ describe('providers/vertex-anthropic', () => {
 
   it('exchanges a signed JWT for a token, calls rawPredict with the vertex body, and reuses the token until it expires', async () => {
     const provider = make();
-    upstream.script({ kind: 'json', body: textMessage('Hello from Vertex') }, { kind: 'sse', events: textThenToolEvents() }, { kind: 'json', body: textMessage('again') });
+    upstream.script(
+      { kind: 'json', body: textMessage('Hello from Vertex') },
+      { kind: 'sse', events: textThenToolEvents() },
+      { kind: 'json', body: textMessage('again') },
+    );
 
     const completion = await provider.chat({ ...hi, temperature: 0.5, max_tokens: 64 }, MODEL, {});
     assert.equal(completion.choices[0]?.message.content, 'Hello from Vertex');
@@ -130,7 +134,10 @@ describe('providers/vertex-anthropic', () => {
     upstream.script({ kind: 'json', body: textMessage('first') });
     await provider.chat(hi, MODEL, {});
     upstream.revokeTokens();
-    await assert.rejects(provider.chat(hi, MODEL, {}), (err: unknown) => err instanceof GatewayError && err.status === 401 && /invalid authentication credentials/.test(err.message));
+    await assert.rejects(
+      provider.chat(hi, MODEL, {}),
+      (err: unknown) => err instanceof GatewayError && err.status === 401 && /invalid authentication credentials/.test(err.message),
+    );
     upstream.script({ kind: 'json', body: textMessage('after refresh') });
     const completion = await provider.chat(hi, MODEL, {});
     assert.equal(completion.choices[0]?.message.content, 'after refresh');
@@ -139,9 +146,15 @@ describe('providers/vertex-anthropic', () => {
 
   it('passes Anthropic errors relayed by Vertex with their status and message', async () => {
     const provider = make();
-    upstream.script({ kind: 'error', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'messages.0.content: Field required' } } });
+    upstream.script({
+      kind: 'error',
+      status: 400,
+      body: { type: 'error', error: { type: 'invalid_request_error', message: 'messages.0.content: Field required' } },
+    });
     await assert.rejects(provider.chat(hi, MODEL, {}), (err: unknown) => {
-      return err instanceof GatewayError && err.status === 400 && err.type === 'invalid_request_error' && /messages\.0\.content: Field required/.test(err.message);
+      return (
+        err instanceof GatewayError && err.status === 400 && err.type === 'invalid_request_error' && /messages\.0\.content: Field required/.test(err.message)
+      );
     });
   });
 

@@ -39,7 +39,10 @@ describe('inline queue', () => {
   it('fires schedule entries through the processor on their cron', async () => {
     const queue = new InlineQueue(logger);
     const fired: { agentId: string; triggerIndex: number; firedAt: string }[] = [];
-    await queue.consume({ run: async () => undefined, schedule: async (agentId, triggerIndex, firedAt) => void fired.push({ agentId, triggerIndex, firedAt }) }, 1);
+    await queue.consume(
+      { run: async () => undefined, schedule: async (agentId, triggerIndex, firedAt) => void fired.push({ agentId, triggerIndex, firedAt }) },
+      1,
+    );
     await queue.registerSchedules([{ agentId: 'agent-1', triggerIndex: 2, cron: '* * * * * *', timezone: 'Europe/Paris' }]);
     while (fired.length < 1) await new Promise((resolve) => setTimeout(resolve, 20));
     await queue.close();

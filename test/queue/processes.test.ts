@@ -60,7 +60,15 @@ describe('run processes (bullmq, Redis + PostgreSQL)', function () {
     });
     const agents = [
       ...(patch['agents'] as Record<string, unknown>[]),
-      { id: SCALE_AGENT, organization: 'acme', name: 'Scale', createdBy: 'u-admin', model: 'fake', inputs: [{ label: 'Topic', required: true }], steps: [{ prompt: 'Scale {{Topic}}.' }] },
+      {
+        id: SCALE_AGENT,
+        organization: 'acme',
+        name: 'Scale',
+        createdBy: 'u-admin',
+        model: 'fake',
+        inputs: [{ label: 'Topic', required: true }],
+        steps: [{ prompt: 'Scale {{Topic}}.' }],
+      },
     ];
     configFile = writeProcessConfig(path.join(tempDir('agw-runproc-'), 'gateway.yaml'), { ...patch, agents });
     store = await createStore({ driver: 'postgres', path: '', url: schema.url, retentionDays: 30 }, { logger: createLogger({ level: 'error', silent: true }) });
@@ -89,7 +97,11 @@ describe('run processes (bullmq, Redis + PostgreSQL)', function () {
     await worker.kill('SIGKILL');
     await startProcess('worker', configFile);
 
-    await allTerminal(store, runs.map((r) => r.runId), 30_000);
+    await allTerminal(
+      store,
+      runs.map((r) => r.runId),
+      30_000,
+    );
     for (const { runId, conversationId } of runs) {
       const res = await fetch(`${gateway.url}/v1/runs/${runId}`, { headers: { authorization: `Bearer ${TEST_KEYS.admin}` } });
       assert.equal(res.status, 200);
@@ -114,10 +126,12 @@ describe('run processes (bullmq, Redis + PostgreSQL)', function () {
     ]);
     const before = upstream.stepCalls().length;
     const started = Date.now();
-    const runs = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => triggerOverHttp(i % 2 === 0 ? g1!.url : g2!.url, SCALE_AGENT, `run-${i}`)),
+    const runs = await Promise.all(Array.from({ length: 200 }, (_, i) => triggerOverHttp(i % 2 === 0 ? g1!.url : g2!.url, SCALE_AGENT, `run-${i}`)));
+    await allTerminal(
+      store,
+      runs.map((r) => r.runId),
+      45_000,
     );
-    await allTerminal(store, runs.map((r) => r.runId), 45_000);
     const elapsed = Date.now() - started;
     for (const { runId } of runs) assert.equal((await store.runs.get(runId))?.status, 'success', runId);
     const calls = upstream.stepCalls().slice(before);

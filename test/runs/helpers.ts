@@ -68,11 +68,15 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | null | u
 }
 
 export function waitForStatus(store: Store, runId: string, status: RunRecord['status'] | 'terminal', timeoutMs = 10_000): Promise<RunRecord> {
-  return waitFor(`run ${runId} ${status}`, async () => {
-    const run = await store.runs.get(runId);
-    if (!run) return null;
-    return (status === 'terminal' ? run.status !== 'in_progress' : run.status === status) ? run : null;
-  }, timeoutMs);
+  return waitFor(
+    `run ${runId} ${status}`,
+    async () => {
+      const run = await store.runs.get(runId);
+      if (!run) return null;
+      return (status === 'terminal' ? run.status !== 'in_progress' : run.status === status) ? run : null;
+    },
+    timeoutMs,
+  );
 }
 
 export async function triggerRun(gw: TestGateway, agentId: string, inputs: RunInput[]): Promise<RunRecord> {

@@ -126,13 +126,20 @@ for (const driver of ['embedded', 'postgres'] as const) {
       const app = await buildApp(config, { store: testStore.store, logger });
       try {
         const s = app.services;
-        const count = await cancelOverdue({ store: s.store, queue: s.runEngine.queue, metrics: s.metrics, logger, active: s.runEngine.active, now: () => new Date() });
+        const count = await cancelOverdue({
+          store: s.store,
+          queue: s.runEngine.queue,
+          metrics: s.metrics,
+          logger,
+          active: s.runEngine.active,
+          now: () => new Date(),
+        });
         assert.equal(count, 1);
         const done = await testStore.store.runs.get(run.id);
         assert.equal(done?.status, 'cancelled');
         assert.equal(done?.result, null);
         assert.ok(done?.endedAt);
-        assert.match((await s.metrics.registry.getSingleMetricAsString('agw_runs_total')), /agw_runs_total\{status="cancelled"\} 1/);
+        assert.match(await s.metrics.registry.getSingleMetricAsString('agw_runs_total'), /agw_runs_total\{status="cancelled"\} 1/);
       } finally {
         await app.close();
       }
@@ -146,14 +153,20 @@ describe('schedule triggers (inline)', function () {
     const upstream = await startRunUpstream();
     const config = runConfig(upstream);
     const agents = (config['agents'] as Record<string, unknown>[]).map((a) =>
-      a['id'] === AGENT ? { ...a, createdBy: 'u-member', triggers: [{ type: 'webhook' }, { type: 'schedule', cron: '* * * * * *', inputs: { Topic: 'cron' } }] } : a,
+      a['id'] === AGENT
+        ? { ...a, createdBy: 'u-member', triggers: [{ type: 'webhook' }, { type: 'schedule', cron: '* * * * * *', inputs: { Topic: 'cron' } }] }
+        : a,
     );
     const gw = await startTestGateway({ config: { ...config, agents } });
     try {
-      const ids = await waitFor('a scheduled run', async () => {
-        const page = await gw.store.runs.page({ agentId: AGENT, limit: 10, after: null, startDate: null, endDate: null });
-        return page.ids.length > 0 ? page.ids : null;
-      }, 5000);
+      const ids = await waitFor(
+        'a scheduled run',
+        async () => {
+          const page = await gw.store.runs.page({ agentId: AGENT, limit: 10, after: null, startDate: null, endDate: null });
+          return page.ids.length > 0 ? page.ids : null;
+        },
+        5000,
+      );
       const run = await waitForStatus(gw.store, ids[0]!, 'terminal');
       assert.equal(run.trigger, 'schedule');
       assert.equal(run.userId, 'u-member');

@@ -55,7 +55,15 @@ for (const driver of ['embedded', 'postgres'] as const) {
     it('drops unknown input names, and rejects missing required labels (case-sensitive) naming each', async () => {
       const agent = (await gw.store.agents.get(STRICT_AGENT))!;
       await assert.rejects(
-        gw.gateway.services.runs.trigger({ principal: ADMIN, agent, inputs: [{ name: 'invoice', value: 'x' }, { name: 'Notes', value: 'n' }], trigger: 'api' }),
+        gw.gateway.services.runs.trigger({
+          principal: ADMIN,
+          agent,
+          inputs: [
+            { name: 'invoice', value: 'x' },
+            { name: 'Notes', value: 'n' },
+          ],
+          trigger: 'api',
+        }),
         (err: unknown) => {
           assert.ok(err instanceof GatewayError);
           assert.equal(err.code, 'missing_inputs');
@@ -87,7 +95,10 @@ for (const driver of ['embedded', 'postgres'] as const) {
 
     it('writes verdicts: pass and explanation from the judge, not_evaluated without objective, judge request as the contract says', async () => {
       upstream.rule({ match: 'Objective', judge: true, reply: JSON.stringify({ verdict: 'pass', explanation: 'It is about badgers.' }) });
-      const run = await triggerRun(gw, AGENT, [{ name: 'Topic', value: 'badgers' }, { name: 'Tone', value: 'dry' }]);
+      const run = await triggerRun(gw, AGENT, [
+        { name: 'Topic', value: 'badgers' },
+        { name: 'Tone', value: 'dry' },
+      ]);
       await waitForStatus(gw.store, run.id, 'success');
       const steps = await gw.store.steps.list(run.id);
       assert.deepEqual(
@@ -99,7 +110,10 @@ for (const driver of ['embedded', 'postgres'] as const) {
       );
       const judge = upstream.judgeCalls().find((c) => c.prompt.includes('badgers'));
       assert.ok(judge, 'the judge was called');
-      const format = judge.body['response_format'] as { type: string; json_schema: { name: string; schema: { properties: Record<string, { enum?: string[]; type: string }> } } };
+      const format = judge.body['response_format'] as {
+        type: string;
+        json_schema: { name: string; schema: { properties: Record<string, { enum?: string[]; type: string }> } };
+      };
       assert.equal(format.type, 'json_schema');
       assert.equal(format.json_schema.name, 'step_verdict');
       assert.deepEqual(format.json_schema.schema.properties['verdict']?.enum, ['pass', 'fail', 'unknown']);
@@ -124,7 +138,9 @@ for (const driver of ['embedded', 'postgres'] as const) {
     it('leaves a verdict null while it is pending', async () => {
       upstream.rule({ match: 'Summarise', judge: false, delayMs: 800, times: 1 });
       const run = await triggerRun(gw, AGENT, [{ name: 'Topic', value: 'seals' }]);
-      await waitFor('step 2 in flight', async () => upstream.stepCalls().some((c) => c.prompt === 'Summarise the draft.' && JSON.stringify(c.body).includes('seals')));
+      await waitFor('step 2 in flight', async () =>
+        upstream.stepCalls().some((c) => c.prompt === 'Summarise the draft.' && JSON.stringify(c.body).includes('seals')),
+      );
       const pending = await gw.store.steps.list(run.id);
       assert.equal(pending[0]?.result, 'pass');
       assert.equal(pending[1]?.result, null);
@@ -191,7 +207,10 @@ for (const driver of ['embedded', 'postgres'] as const) {
     });
 
     it('restart: a new run with the same inputs, own conversation, latest version; the source untouched', async () => {
-      const source = await triggerRun(gw, AGENT, [{ name: 'Topic', value: 'terns' }, { name: 'Tone', value: 'warm' }]);
+      const source = await triggerRun(gw, AGENT, [
+        { name: 'Topic', value: 'terns' },
+        { name: 'Tone', value: 'warm' },
+      ]);
       const ended = await waitForStatus(gw.store, source.id, 'success');
       const restarted = await gw.gateway.services.runs.restart({ ...ADMIN, userId: 'u-member', role: 'member' }, ended);
       assert.notEqual(restarted.id, source.id);

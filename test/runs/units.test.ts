@@ -13,7 +13,13 @@ const labels = [
 ];
 
 function completion(content: string | null): ChatCompletion {
-  return { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }] };
+  return {
+    id: 'c',
+    object: 'chat.completion',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+  };
 }
 
 describe('run inputs and prompts', () => {

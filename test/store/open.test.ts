@@ -32,7 +32,10 @@ describe('opening stores', function () {
 
   it('mongodb: an unreachable server gives a one-line reason without credentials', async () => {
     await assert.rejects(
-      createStore({ driver: 'mongodb', path: '', url: 'mongodb://app:hunter2@127.0.0.1:1/nowhere?serverSelectionTimeoutMS=300', retentionDays: 30 }, { logger }),
+      createStore(
+        { driver: 'mongodb', path: '', url: 'mongodb://app:hunter2@127.0.0.1:1/nowhere?serverSelectionTimeoutMS=300', retentionDays: 30 },
+        { logger },
+      ),
       (err) => assertOneLine(err, /^cannot open the mongodb store at mongodb:\/\/127\.0\.0\.1:1\/nowhere: /),
     );
   });
@@ -61,7 +64,10 @@ describe('opening stores', function () {
       await client.connect();
       try {
         const { rows } = await client.query<{ version: number }>(`SELECT version FROM ${schema.schema}.schema_migrations ORDER BY version`);
-        assert.deepEqual(rows.map((r) => r.version), MIGRATIONS.map((m) => m.version));
+        assert.deepEqual(
+          rows.map((r) => r.version),
+          MIGRATIONS.map((m) => m.version),
+        );
         const tables = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = $1`, [schema.schema]);
         assert.ok((tables.rows[0]?.n ?? 0) >= 15, 'the tables landed in the test schema');
       } finally {

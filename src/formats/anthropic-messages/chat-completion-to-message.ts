@@ -3,8 +3,7 @@ import { mapFinishReasonToStopReason } from '../../providers/anthropic/map-anthr
 import type { AnthropicContentBlock, AnthropicMessage, AnthropicUsage } from '../../providers/anthropic/anthropic-wire-types';
 import type { ChatCompletion, ChatUsage } from '../../providers/types';
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Anthropic ids read `msg_…`; a foreign id is kept inside one so it stays traceable. */
 export function toMessageId(id: string | undefined): string {

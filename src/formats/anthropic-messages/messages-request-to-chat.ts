@@ -16,8 +16,7 @@ import type {
 } from '../../providers/anthropic/anthropic-wire-types';
 import type { ChatCompletionRequest, ChatMessage, ChatToolCall, JsonObject } from '../../providers/types';
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function badRequest(message: string, param: string): GatewayError {
   return new GatewayError('bad_request', message, { param });
@@ -51,9 +50,7 @@ function toolResultMessage(block: AnthropicToolResultBlock, param: string): Chat
   else if (Array.isArray(content)) {
     const parts = content.map((b, i) => blockToPart(b, `${param}.content[${i}]`));
     // All text: a plain string, the form every chat-completions upstream accepts for tool results.
-    message.content = parts.every((p) => p['type'] === 'text' && p['cache_control'] === undefined)
-      ? parts.map((p) => String(p['text'])).join('\n')
-      : parts;
+    message.content = parts.every((p) => p['type'] === 'text' && p['cache_control'] === undefined) ? parts.map((p) => String(p['text'])).join('\n') : parts;
   }
   if (block.is_error === true) message['is_error'] = true;
   return message;

@@ -41,7 +41,12 @@ export function peekUsage(bytes: Buffer): PeekedUsage | null {
     const end = objectEnd(bytes, i);
     if (end < 0) continue;
     try {
-      const usage = JSON.parse(bytes.toString('utf8', i, end)) as { prompt_tokens?: unknown; completion_tokens?: unknown; input_tokens?: unknown; output_tokens?: unknown };
+      const usage = JSON.parse(bytes.toString('utf8', i, end)) as {
+        prompt_tokens?: unknown;
+        completion_tokens?: unknown;
+        input_tokens?: unknown;
+        output_tokens?: unknown;
+      };
       const prompt = usage.prompt_tokens ?? usage.input_tokens;
       const completion = usage.completion_tokens ?? usage.output_tokens;
       if (typeof prompt === 'number' || typeof completion === 'number') {

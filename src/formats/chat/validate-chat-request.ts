@@ -26,7 +26,8 @@ export function validateChatRequest(body: unknown): ChatCompletionRequest {
   if (messages.length === 0) throw invalid("Invalid request: 'messages' must contain at least 1 message.", 'messages');
   for (let i = 0; i < messages.length; i += 1) {
     const message: unknown = messages[i];
-    if (message === null || typeof message !== 'object' || Array.isArray(message)) throw invalid(`Invalid request: 'messages[${i}]' must be an object.`, `messages[${i}]`);
+    if (message === null || typeof message !== 'object' || Array.isArray(message))
+      throw invalid(`Invalid request: 'messages[${i}]' must be an object.`, `messages[${i}]`);
     const { role, content, tool_call_id: toolCallId } = message as Record<string, unknown>;
     if (typeof role !== 'string' || !ROLES.has(role)) {
       throw invalid(`Invalid request: 'messages[${i}].role' must be one of system, developer, user, assistant, tool.`, `messages[${i}].role`);

@@ -21,7 +21,14 @@ export function decodeAuditCursor(cursor: string): AuditPosition {
   } catch {
     parsed = null;
   }
-  if (Array.isArray(parsed) && parsed.length === 2 && typeof parsed[0] === 'string' && ISO.test(parsed[0]) && typeof parsed[1] === 'string' && parsed[1].length > 0) {
+  if (
+    Array.isArray(parsed) &&
+    parsed.length === 2 &&
+    typeof parsed[0] === 'string' &&
+    ISO.test(parsed[0]) &&
+    typeof parsed[1] === 'string' &&
+    parsed[1].length > 0
+  ) {
     return { at: parsed[0], id: parsed[1] };
   }
   throw new GatewayError('bad_request', 'Invalid cursor: pass the nextCursor of a previous page as after.', { param: 'after' });

@@ -30,7 +30,8 @@ export const getAgent: Handler = async (ctx, { store, config }) => {
   let after: CursorPosition | null = null;
   if (page.cursor !== null) {
     after = decodeCursor(secret, agent.id, page.cursor);
-    if (after === null) throw new GatewayError('bad_request', "Invalid request: 'cursor' is not a cursor issued by this service for this agent.", { param: 'cursor' });
+    if (after === null)
+      throw new GatewayError('bad_request', "Invalid request: 'cursor' is not a cursor issued by this service for this agent.", { param: 'cursor' });
   }
   const [result, lastRunAtUtc] = await Promise.all([
     store.runs.page({ agentId: agent.id, limit: page.limit, after, startDate: page.startDate, endDate: page.endDate }),

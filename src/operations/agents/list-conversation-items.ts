@@ -26,7 +26,8 @@ export const listConversationItems: Handler = async (ctx, { store }) => {
   if (rawLimit !== undefined && (!/^\d{1,3}$/.test(rawLimit) || Number(rawLimit) < 1 || Number(rawLimit) > MAX_LIMIT)) {
     throw new GatewayError('bad_request', `Invalid request: 'limit' must be an integer from 1 to ${MAX_LIMIT}.`, { param: 'limit' });
   }
-  if (order !== 'asc' && order !== 'desc') throw new GatewayError('bad_request', "Invalid request: 'order' must be one of \"asc\", \"desc\".", { param: 'order' });
+  if (order !== 'asc' && order !== 'desc')
+    throw new GatewayError('bad_request', 'Invalid request: \'order\' must be one of "asc", "desc".', { param: 'order' });
   const limit = rawLimit === undefined ? DEFAULT_LIMIT : Number(rawLimit);
 
   const conversation = conversationId.length <= 200 ? await store.conversations.getVisible(callerOf(ctx), conversationId) : null;

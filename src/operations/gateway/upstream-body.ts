@@ -9,7 +9,11 @@ import { replaceModelBytes } from '../../formats/chat/replace-model-bytes';
 export type BodyEdit = (copy: Record<string, unknown>) => boolean;
 
 /** The body with transforms and the edit applied, and whether anything changed. */
-export function transformedCopy(ctx: RequestContext, body: Record<string, unknown>, edit: BodyEdit | null): { copy: Record<string, unknown>; changed: boolean } {
+export function transformedCopy(
+  ctx: RequestContext,
+  body: Record<string, unknown>,
+  edit: BodyEdit | null,
+): { copy: Record<string, unknown>; changed: boolean } {
   const copy = { ...body };
   let changed = false;
   for (const transform of ctx.upstreamTransforms) if (transform(copy)) changed = true;
@@ -17,7 +21,13 @@ export function transformedCopy(ctx: RequestContext, body: Record<string, unknow
   return { copy, changed };
 }
 
-export function passThroughBody(ctx: RequestContext, body: Record<string, unknown>, clientModel: string, upstreamModel: string, edit: BodyEdit | null): Buffer | string {
+export function passThroughBody(
+  ctx: RequestContext,
+  body: Record<string, unknown>,
+  clientModel: string,
+  upstreamModel: string,
+  edit: BodyEdit | null,
+): Buffer | string {
   const needsCopy = ctx.upstreamTransforms.length > 0 || edit !== null;
   if (needsCopy) {
     const { copy, changed } = transformedCopy(ctx, body, edit);

@@ -30,8 +30,7 @@ const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 const DEFAULT_TOOL_NAME = 'json_response';
 const WRAPPED_KEY = 'value';
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function hasThinking(request: ChatCompletionRequest): boolean {
   const thinking = request['thinking'];

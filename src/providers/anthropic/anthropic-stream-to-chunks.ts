@@ -221,10 +221,7 @@ function parseOr(text: string, fallback: unknown): unknown {
 }
 
 /** Drives a translator over an event stream: the async form the providers use. */
-export async function* anthropicStreamToChunks(
-  events: AsyncIterable<AnthropicStreamEvent>,
-  context: StreamContext,
-): AsyncIterable<ChatCompletionChunk> {
+export async function* anthropicStreamToChunks(events: AsyncIterable<AnthropicStreamEvent>, context: StreamContext): AsyncIterable<ChatCompletionChunk> {
   const translator = new AnthropicStreamToChunks(context);
   for await (const event of events) {
     yield* translator.push(event);

@@ -11,9 +11,7 @@ export interface AnthropicTextBlock {
   [extra: string]: unknown;
 }
 
-export type AnthropicImageSource =
-  | { type: 'base64'; media_type: string; data: string }
-  | { type: 'url'; url: string };
+export type AnthropicImageSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
 
 export interface AnthropicImageBlock {
   type: 'image';
@@ -51,12 +49,7 @@ export interface AnthropicOtherBlock {
 }
 
 export type AnthropicContentBlock =
-  | AnthropicTextBlock
-  | AnthropicImageBlock
-  | AnthropicToolUseBlock
-  | AnthropicToolResultBlock
-  | AnthropicThinkingBlock
-  | AnthropicOtherBlock;
+  AnthropicTextBlock | AnthropicImageBlock | AnthropicToolUseBlock | AnthropicToolResultBlock | AnthropicThinkingBlock | AnthropicOtherBlock;
 
 export interface AnthropicMessageParam {
   role: AnthropicRole;
@@ -71,8 +64,7 @@ export interface AnthropicTool {
 }
 
 export type AnthropicToolChoice =
-  | { type: 'auto' | 'any' | 'none'; disable_parallel_tool_use?: boolean }
-  | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean };
+  { type: 'auto' | 'any' | 'none'; disable_parallel_tool_use?: boolean } | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean };
 
 /** The request body, without `model`/`anthropic_version` (each hosting places those itself). */
 export interface AnthropicMessagesBody {

@@ -27,8 +27,7 @@ export interface AnthropicRequestPlan {
 }
 
 /** Canonical fields this converter maps; everything else is not sent (Anthropic rejects unknown fields). */
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function badRequest(message: string, param: string): GatewayError {
   return new GatewayError('bad_request', message, { param });

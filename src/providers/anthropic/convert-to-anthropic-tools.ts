@@ -4,8 +4,7 @@
 import { GatewayError } from '../../http/errors';
 import type { AnthropicTool } from './anthropic-wire-types';
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export function convertToAnthropicTools(tools: unknown): AnthropicTool[] {
   if (tools === undefined || tools === null) return [];

@@ -5,8 +5,7 @@
 // in a header.
 import type { UpstreamErrorMapper } from '../http/transport';
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Anthropic error types that are also OpenAI error types: kept, so clients branch on them the same way. */
 const KNOWN_TYPES = new Set([

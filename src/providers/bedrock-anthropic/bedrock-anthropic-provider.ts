@@ -31,7 +31,11 @@ export class BedrockAnthropicHosting implements AnthropicHosting {
       throw new Error(`providers.${name}: a bedrock-anthropic provider needs region, accessKeyId and secretAccessKey`);
     }
     this.region = config.region;
-    this.credentials = { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey, ...(config.sessionToken ? { sessionToken: config.sessionToken } : {}) };
+    this.credentials = {
+      accessKeyId: config.accessKeyId,
+      secretAccessKey: config.secretAccessKey,
+      ...(config.sessionToken ? { sessionToken: config.sessionToken } : {}),
+    };
     this.baseUrl = (config.baseUrl ?? `https://bedrock-runtime.${config.region}.amazonaws.com`).replace(/\/+$/, '');
     this.extraHeaders = {};
     for (const [key, value] of Object.entries(config.headers ?? {})) this.extraHeaders[key.toLowerCase()] = value;

@@ -47,7 +47,10 @@ function canonicalQuery(params: URLSearchParams): string {
 
 /** `20150830T123600Z` */
 export function amzDate(now: Date): string {
-  return now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  return now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 }
 
 /** Returns the headers to send: the input headers plus host, x-amz-date, the session token and authorization. */

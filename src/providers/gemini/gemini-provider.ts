@@ -68,7 +68,10 @@ export class GeminiProvider implements Provider {
       try {
         parsed = JSON.parse(event.data);
       } catch (err) {
-        throw new GatewayError('upstream_error', `Upstream provider ${this.name} sent a stream event that is not JSON.`, { cause: err, wireCode: 'stream_error' });
+        throw new GatewayError('upstream_error', `Upstream provider ${this.name} sent a stream event that is not JSON.`, {
+          cause: err,
+          wireCode: 'stream_error',
+        });
       }
       if (parsed !== null && typeof parsed === 'object') yield parsed as GeminiResponse;
     }

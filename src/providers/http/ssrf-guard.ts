@@ -52,7 +52,10 @@ export function isPrivateAddress(address: string): boolean {
 
 export class SsrfBlockedError extends Error {
   readonly code = 'ERR_SSRF_BLOCKED';
-  constructor(readonly host: string, readonly address: string) {
+  constructor(
+    readonly host: string,
+    readonly address: string,
+  ) {
     super(`upstream host ${host} resolves to a non-public address (${address})`);
     this.name = 'SsrfBlockedError';
   }

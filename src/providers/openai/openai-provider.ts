@@ -11,15 +11,7 @@
 // both the proxy and the library calls.
 import type { ProviderConfig } from '../../config/types';
 import { UpstreamTransport, type UpstreamResponse } from '../http/transport';
-import type {
-  CallOptions,
-  ChatCompletion,
-  ChatCompletionChunk,
-  ChatCompletionRequest,
-  ForwardOptions,
-  Provider,
-  WireOperation,
-} from '../types';
+import type { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ForwardOptions, Provider, WireOperation } from '../types';
 import { readChatChunks } from './openai-chat-stream';
 
 const PATHS: Readonly<Record<'chat' | 'completions', string>> = {

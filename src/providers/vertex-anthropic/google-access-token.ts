@@ -85,7 +85,9 @@ export class GoogleAccessTokenSource {
       if (signal?.aborted) throw err;
       // The caller's request was fine: a failed exchange is the gateway's upstream problem (502).
       const detail = err instanceof Error ? err.message : 'unknown error';
-      throw new GatewayError('upstream_error', `Upstream provider ${this.options.providerName}: the service-account token exchange failed (${detail})`, { cause: err });
+      throw new GatewayError('upstream_error', `Upstream provider ${this.options.providerName}: the service-account token exchange failed (${detail})`, {
+        cause: err,
+      });
     }
     const { access_token: token, expires_in: expiresIn } = (reply ?? {}) as { access_token?: unknown; expires_in?: unknown };
     if (typeof token !== 'string' || token === '') {

@@ -17,7 +17,9 @@ export async function loadServiceAccountKey(source: string, providerName: string
     try {
       text = await readFile(trimmed, 'utf8');
     } catch (err) {
-      throw new Error(`providers.${providerName}.serviceAccountKey: cannot read the key file (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
+      throw new Error(`providers.${providerName}.serviceAccountKey: cannot read the key file (${(err as NodeJS.ErrnoException).code ?? 'error'})`, {
+        cause: err,
+      });
     }
   }
   let parsed: unknown;

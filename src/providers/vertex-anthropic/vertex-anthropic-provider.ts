@@ -50,7 +50,9 @@ export class VertexAnthropicHosting implements AnthropicHosting {
   async prepare(body: AnthropicMessagesBody, upstreamModel: string, stream: boolean, signal: AbortSignal | undefined): Promise<UpstreamRequest> {
     const token = await this.tokens.get(signal);
     const { model: _model, stream: _stream, ...rest } = body;
-    const payload = JSON.stringify(stream ? { anthropic_version: VERTEX_ANTHROPIC_VERSION, ...rest, stream: true } : { anthropic_version: VERTEX_ANTHROPIC_VERSION, ...rest });
+    const payload = JSON.stringify(
+      stream ? { anthropic_version: VERTEX_ANTHROPIC_VERSION, ...rest, stream: true } : { anthropic_version: VERTEX_ANTHROPIC_VERSION, ...rest },
+    );
     return {
       // Vertex model ids carry a version after '@' (claude-sonnet-4@20250514), sent as is like Google's SDKs do.
       url: `${this.modelsUrl}/${encodeURIComponent(upstreamModel).replace(/%40/g, '@')}:${stream ? 'streamRawPredict' : 'rawPredict'}`,

@@ -77,7 +77,8 @@ export function mongoAgents(c: Collections): AgentRepository {
           }
         }
         if (current.definitionHash === agent.definitionHash) {
-          const same = current.deletedAt === null && current.orgId === agent.orgId && current.createdBy === agent.createdBy && current.creatorName === agent.creatorName;
+          const same =
+            current.deletedAt === null && current.orgId === agent.orgId && current.createdBy === agent.createdBy && current.creatorName === agent.creatorName;
           const updated = same
             ? current
             : await c.agents.findOneAndUpdate(
@@ -133,7 +134,13 @@ export function mongoAgents(c: Collections): AgentRepository {
     async getVersion(agentId, version) {
       const doc = await c.agentVersions.findOne({ _id: `${agentId}#${version}` });
       return doc
-        ? { agentId: doc.agentId, version: doc.version, definition: definitionOf(doc.definition), definitionHash: doc.definitionHash, createdAt: doc.createdAt.toISOString() }
+        ? {
+            agentId: doc.agentId,
+            version: doc.version,
+            definition: definitionOf(doc.definition),
+            definitionHash: doc.definitionHash,
+            createdAt: doc.createdAt.toISOString(),
+          }
         : null;
     },
     async listActive() {

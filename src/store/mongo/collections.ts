@@ -3,17 +3,7 @@
 import type { Collection, Db, OptionalUnlessRequiredId } from 'mongodb';
 import { MongoServerError } from 'mongodb';
 import type { Permission, Role } from '../../config/types';
-import type {
-  AgentDefinition,
-  AgentShare,
-  KeySource,
-  OrganizationRecord,
-  ResponseStatus,
-  RunInput,
-  RunStatus,
-  RunTrigger,
-  StepResult,
-} from '../types';
+import type { AgentDefinition, AgentShare, KeySource, OrganizationRecord, ResponseStatus, RunInput, RunStatus, RunTrigger, StepResult } from '../types';
 
 export interface OrganizationDoc {
   _id: string;

@@ -28,7 +28,11 @@ const MAX_CONFLICTS = 1000;
 
 export function mongoConversations(c: Collections): ConversationRepository {
   async function lastPosition(conversationId: string): Promise<number> {
-    const [doc] = await c.items.find({ conversationId }, { projection: { position: 1 } }).sort({ position: -1 }).limit(1).toArray();
+    const [doc] = await c.items
+      .find({ conversationId }, { projection: { position: 1 } })
+      .sort({ position: -1 })
+      .limit(1)
+      .toArray();
     return doc?.position ?? 0;
   }
 
@@ -136,7 +140,11 @@ export function mongoConversations(c: Collections): ConversationRepository {
       const desc = options.order === 'desc';
       const filter: Filter<ItemDoc> = { conversationId };
       if (options.afterPosition !== undefined) filter.position = desc ? { $lt: options.afterPosition } : { $gt: options.afterPosition };
-      const docs = await c.items.find(filter).sort({ position: desc ? -1 : 1 }).limit(options.limit).toArray();
+      const docs = await c.items
+        .find(filter)
+        .sort({ position: desc ? -1 : 1 })
+        .limit(options.limit)
+        .toArray();
       return docs.map(toItem);
     },
     async getItem(conversationId, itemId) {

@@ -36,7 +36,14 @@ export function mongoOrganizations(c: Collections): OrganizationRepository {
     },
     async list() {
       const docs = await c.organizations.find().sort({ _id: 1 }).toArray();
-      return docs.map((doc) => ({ id: doc._id, name: doc.name, models: doc.models, rateLimit: doc.rateLimit, dlp: doc.dlp, updatedAt: doc.updatedAt.toISOString() }));
+      return docs.map((doc) => ({
+        id: doc._id,
+        name: doc.name,
+        models: doc.models,
+        rateLimit: doc.rateLimit,
+        dlp: doc.dlp,
+        updatedAt: doc.updatedAt.toISOString(),
+      }));
     },
   };
 }
@@ -73,7 +80,10 @@ export function mongoGroups(c: Collections): GroupRepository {
       return docs.map((d) => ({ id: d.id, orgId: d.orgId, name: d.name, members: d.members }));
     },
     async groupIdsOf(orgId, userId) {
-      const docs = await c.groups.find({ orgId, members: userId }, { projection: { id: 1 } }).sort({ id: 1 }).toArray();
+      const docs = await c.groups
+        .find({ orgId, members: userId }, { projection: { id: 1 } })
+        .sort({ id: 1 })
+        .toArray();
       return docs.map((d) => d.id);
     },
   };
@@ -106,7 +116,10 @@ export function mongoKeys(c: Collections): KeyRepository {
       if (!key) return null;
       const user = await c.users.findOne({ _id: key.userId });
       if (!user) return null;
-      const groups = await c.groups.find({ orgId: user.orgId, members: user._id }, { projection: { id: 1 } }).sort({ id: 1 }).toArray();
+      const groups = await c.groups
+        .find({ orgId: user.orgId, members: user._id }, { projection: { id: 1 } })
+        .sort({ id: 1 })
+        .toArray();
       return { key: toKey(key), user: toUser(user), groups: groups.map((g) => g.id) };
     },
     async get(id) {
@@ -129,7 +142,10 @@ export function mongoKeys(c: Collections): KeyRepository {
       return c.keys.countDocuments({ revokedAt: null });
     },
     async revokedSince(since) {
-      const docs = await c.keys.find({ revokedAt: { $gte: date(since) } }, { projection: { _id: 1 } }).sort({ revokedAt: 1, _id: 1 }).toArray();
+      const docs = await c.keys
+        .find({ revokedAt: { $gte: date(since) } }, { projection: { _id: 1 } })
+        .sort({ revokedAt: 1, _id: 1 })
+        .toArray();
       return docs.map((d) => d._id);
     },
   };

@@ -42,10 +42,12 @@ async function createIndexes(c: Collections): Promise<void> {
     c.usage.createIndex({ orgId: 1, at: 1 }),
     c.usage.createIndex({ at: 1 }),
   ]);
-  await c.migrations.updateOne({ _id: SCHEMA_VERSION }, { $setOnInsert: { name: 'initial indexes', appliedAt: new Date() } }, { upsert: true }).catch((err: unknown) => {
-    // Two processes recording the same version at once: the other one won, which is fine.
-    if ((err as { code?: number }).code !== 11000) throw err;
-  });
+  await c.migrations
+    .updateOne({ _id: SCHEMA_VERSION }, { $setOnInsert: { name: 'initial indexes', appliedAt: new Date() } }, { upsert: true })
+    .catch((err: unknown) => {
+      // Two processes recording the same version at once: the other one won, which is fine.
+      if ((err as { code?: number }).code !== 11000) throw err;
+    });
 }
 
 async function pruneRuns(c: Collections, before: Date): Promise<number> {
@@ -71,7 +73,12 @@ async function pruneRuns(c: Collections, before: Date): Promise<number> {
 async function pruneResponses(c: Collections, before: Date): Promise<number> {
   let total = 0;
   for (;;) {
-    const ids = (await c.responses.find({ createdAt: { $lt: before } }, { projection: { _id: 1 } }).limit(PRUNE_BATCH).toArray()).map((d) => d._id);
+    const ids = (
+      await c.responses
+        .find({ createdAt: { $lt: before } }, { projection: { _id: 1 } })
+        .limit(PRUNE_BATCH)
+        .toArray()
+    ).map((d) => d._id);
     if (ids.length === 0) return total;
     await c.responseEvents.deleteMany({ responseId: { $in: ids } });
     total += (await c.responses.deleteMany({ _id: { $in: ids } })).deletedCount;

@@ -1,16 +1,7 @@
 import type { Filter } from 'mongodb';
 import type { AuditRepository, ResponseRepository, StepVerdictRepository, UsageRepository } from '../port';
 import type { AuditRecord, ResponseRecord } from '../types';
-import {
-  date,
-  dateOrNull,
-  insertManyIgnoringDuplicates,
-  isoOrNull,
-  type AuditDoc,
-  type Collections,
-  type ResponseDoc,
-  type StepDoc,
-} from './collections';
+import { date, dateOrNull, insertManyIgnoringDuplicates, isoOrNull, type AuditDoc, type Collections, type ResponseDoc, type StepDoc } from './collections';
 
 function toResponse(doc: ResponseDoc): ResponseRecord {
   return {
@@ -142,8 +133,17 @@ export function mongoResponses(c: Collections): ResponseRepository {
       );
     },
     async listEvents(responseId, after) {
-      const docs = await c.responseEvents.find({ responseId, sequenceNumber: { $gt: after } }).sort({ sequenceNumber: 1 }).toArray();
-      return docs.map((d) => ({ responseId: d.responseId, sequenceNumber: d.sequenceNumber, event: d.event, data: d.data, createdAt: d.createdAt.toISOString() }));
+      const docs = await c.responseEvents
+        .find({ responseId, sequenceNumber: { $gt: after } })
+        .sort({ sequenceNumber: 1 })
+        .toArray();
+      return docs.map((d) => ({
+        responseId: d.responseId,
+        sequenceNumber: d.sequenceNumber,
+        event: d.event,
+        data: d.data,
+        createdAt: d.createdAt.toISOString(),
+      }));
     },
   };
 }

@@ -111,7 +111,11 @@ export function mongoRuns(c: Collections): RunRepository {
       return { ids: page.map((d) => d._id), next: more && last ? { createdAt: last.createdAt.toISOString(), id: last._id } : null };
     },
     async latestCreatedAt(agentId) {
-      const [doc] = await c.runs.find({ agentId }, { projection: { createdAt: 1 } }).sort({ createdAt: -1, _id: -1 }).limit(1).toArray();
+      const [doc] = await c.runs
+        .find({ agentId }, { projection: { createdAt: 1 } })
+        .sort({ createdAt: -1, _id: -1 })
+        .limit(1)
+        .toArray();
       return doc ? doc.createdAt.toISOString() : null;
     },
     async update(runId, patch, guard) {

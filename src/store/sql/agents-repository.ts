@@ -82,10 +82,12 @@ export function sqlAgents(db: SqlDatabase): AgentRepository {
         );
         const [created] = inserted;
         if (created) {
-          await tx.query(
-            'INSERT INTO agent_versions (agent_id, version, definition, definition_hash, created_at) VALUES ($1, 1, $2::jsonb, $3, $4)',
-            [agent.id, definition, agent.definitionHash, now],
-          );
+          await tx.query('INSERT INTO agent_versions (agent_id, version, definition, definition_hash, created_at) VALUES ($1, 1, $2::jsonb, $3, $4)', [
+            agent.id,
+            definition,
+            agent.definitionHash,
+            now,
+          ]);
           return { agent: toAgent(created), changed: true };
         }
         // Row lock: concurrent upserts of one agent (several gateways starting) make one version, not two.
@@ -102,10 +104,13 @@ export function sqlAgents(db: SqlDatabase): AgentRepository {
           return { agent: toAgent(row), changed: false };
         }
         const version = current.version + 1;
-        await tx.query(
-          'INSERT INTO agent_versions (agent_id, version, definition, definition_hash, created_at) VALUES ($1, $2, $3::jsonb, $4, $5)',
-          [agent.id, version, definition, agent.definitionHash, now],
-        );
+        await tx.query('INSERT INTO agent_versions (agent_id, version, definition, definition_hash, created_at) VALUES ($1, $2, $3::jsonb, $4, $5)', [
+          agent.id,
+          version,
+          definition,
+          agent.definitionHash,
+          now,
+        ]);
         const [row] = await tx.query<AgentRow>(
           `UPDATE agents SET version = $2, org_id = $3, created_by = $4, creator_name = $5, definition = $6::jsonb,
              definition_hash = $7, shared_with = $8::jsonb, updated_at = $9, deleted_at = NULL

@@ -50,10 +50,14 @@ const AGENT_PERMISSIONS = agentPermissionsSql('a', { user: '$3', role: '$4', gro
 export function sqlConversations(db: SqlDatabase): ConversationRepository {
   return {
     async create(conversation) {
-      await db.query(
-        'INSERT INTO conversations (id, org_id, user_id, run_id, metadata, created_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6)',
-        [conversation.id, conversation.orgId, conversation.userId, conversation.runId, json(conversation.metadata), conversation.createdAt],
-      );
+      await db.query('INSERT INTO conversations (id, org_id, user_id, run_id, metadata, created_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6)', [
+        conversation.id,
+        conversation.orgId,
+        conversation.userId,
+        conversation.runId,
+        json(conversation.metadata),
+        conversation.createdAt,
+      ]);
     },
     async get(id) {
       const [row] = await db.query<ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = $1`, [id]);
@@ -78,17 +82,15 @@ export function sqlConversations(db: SqlDatabase): ConversationRepository {
       return db.transaction(async (tx) => {
         // The conversation row is the lock: appenders to one conversation queue here, so positions are
         // assigned gap-free and an idempotency key checked here cannot be inserted meanwhile by another.
-        const [locked] = await tx.query<{ next_position: number }>('SELECT next_position FROM conversations WHERE id = $1 FOR UPDATE', [
-          conversationId,
-        ]);
+        const [locked] = await tx.query<{ next_position: number }>('SELECT next_position FROM conversations WHERE id = $1 FOR UPDATE', [conversationId]);
         if (!locked) throw new Error(`conversation ${conversationId} does not exist`);
         const keys = items.map((i) => i.idempotencyKey).filter((k): k is string => k !== null);
         const existing = new Map<string, ConversationItemRecord>();
         if (keys.length > 0) {
-          const rows = await tx.query<ItemRow>(
-            'SELECT * FROM conversation_items WHERE conversation_id = $1 AND idempotency_key = ANY($2::text[])',
-            [conversationId, keys],
-          );
+          const rows = await tx.query<ItemRow>('SELECT * FROM conversation_items WHERE conversation_id = $1 AND idempotency_key = ANY($2::text[])', [
+            conversationId,
+            keys,
+          ]);
           for (const row of rows) if (row.idempotency_key !== null) existing.set(row.idempotency_key, toItem(row));
         }
         const now = nowIso();

@@ -27,10 +27,10 @@ export function sqlGroups(db: SqlExecutor): GroupRepository {
       return (await db.query<GroupRow>('SELECT * FROM groups WHERE org_id = $1 ORDER BY id', [orgId])).map(toGroup);
     },
     async groupIdsOf(orgId, userId) {
-      const rows = await db.query<{ id: string }>(
-        'SELECT id FROM groups WHERE org_id = $1 AND members @> jsonb_build_array($2::text) ORDER BY id',
-        [orgId, userId],
-      );
+      const rows = await db.query<{ id: string }>('SELECT id FROM groups WHERE org_id = $1 AND members @> jsonb_build_array($2::text) ORDER BY id', [
+        orgId,
+        userId,
+      ]);
       return rows.map((r) => r.id);
     },
   };

@@ -75,10 +75,10 @@ export function sqlKeys(db: SqlExecutor): KeyRepository {
     async touch(ids, at) {
       if (ids.length === 0) return;
       // GREATEST keeps the latest use when batches from several processes arrive out of order.
-      await db.query(
-        `UPDATE api_keys SET last_used_at = GREATEST(COALESCE(last_used_at, $2::timestamptz), $2::timestamptz) WHERE id = ANY($1::text[])`,
-        [ids, at],
-      );
+      await db.query(`UPDATE api_keys SET last_used_at = GREATEST(COALESCE(last_used_at, $2::timestamptz), $2::timestamptz) WHERE id = ANY($1::text[])`, [
+        ids,
+        at,
+      ]);
     },
     async countActive() {
       const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE revoked_at IS NULL');

@@ -56,8 +56,21 @@ export function sqlResponses(db: SqlExecutor): ResponseRepository {
         `INSERT INTO responses (id, org_id, user_id, status, model, conversation_id, previous_response_id, stored, body, input_items,
            created_at, updated_at, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10::jsonb, $11, $12, $13)`,
-        [r.id, r.orgId, r.userId, r.status, r.model, r.conversationId, r.previousResponseId, r.stored, json(r.body), json(r.inputItems),
-          r.createdAt, r.updatedAt, r.expiresAt],
+        [
+          r.id,
+          r.orgId,
+          r.userId,
+          r.status,
+          r.model,
+          r.conversationId,
+          r.previousResponseId,
+          r.stored,
+          json(r.body),
+          json(r.inputItems),
+          r.createdAt,
+          r.updatedAt,
+          r.expiresAt,
+        ],
       );
     },
     async get(id) {
@@ -108,10 +121,10 @@ export function sqlResponses(db: SqlExecutor): ResponseRepository {
       );
     },
     async listEvents(responseId, after) {
-      const rows = await db.query<EventRow>(
-        'SELECT * FROM response_events WHERE response_id = $1 AND sequence_number > $2 ORDER BY sequence_number',
-        [responseId, after],
-      );
+      const rows = await db.query<EventRow>('SELECT * FROM response_events WHERE response_id = $1 AND sequence_number > $2 ORDER BY sequence_number', [
+        responseId,
+        after,
+      ]);
       return rows.map(toEvent);
     },
   };

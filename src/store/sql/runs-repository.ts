@@ -77,9 +77,27 @@ export function sqlRuns(db: SqlExecutor): RunRepository {
            source_run_id, steps_completed, created_at, updated_at, ended_at, deadline_at, lease_owner, lease_expires_at, attempts, revision)
          VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
         [
-          run.id, run.orgId, run.agentId, run.agentVersion, run.userId, run.conversationId, json(run.inputs), run.status, run.result,
-          run.error, run.trigger, run.sourceRunId, run.stepsCompleted, run.createdAt, run.updatedAt, run.endedAt, run.deadlineAt,
-          run.leaseOwner, run.leaseExpiresAt, run.attempts, run.revision,
+          run.id,
+          run.orgId,
+          run.agentId,
+          run.agentVersion,
+          run.userId,
+          run.conversationId,
+          json(run.inputs),
+          run.status,
+          run.result,
+          run.error,
+          run.trigger,
+          run.sourceRunId,
+          run.stepsCompleted,
+          run.createdAt,
+          run.updatedAt,
+          run.endedAt,
+          run.deadlineAt,
+          run.leaseOwner,
+          run.leaseExpiresAt,
+          run.attempts,
+          run.revision,
         ],
       );
     },
@@ -116,10 +134,9 @@ export function sqlRuns(db: SqlExecutor): RunRepository {
       return { ids: pageRows.map((r) => r.id), next: more && last ? { createdAt: iso(last.created_at), id: last.id } : null };
     },
     async latestCreatedAt(agentId) {
-      const [row] = await db.query<{ created_at: Timestamp }>(
-        'SELECT created_at FROM runs WHERE agent_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1',
-        [agentId],
-      );
+      const [row] = await db.query<{ created_at: Timestamp }>('SELECT created_at FROM runs WHERE agent_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1', [
+        agentId,
+      ]);
       return row ? iso(row.created_at) : null;
     },
     async update(runId, patch, guard) {

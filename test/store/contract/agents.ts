@@ -60,7 +60,10 @@ export function agentsContract(h: StoreHandle): void {
 
       assert.equal((await h.store.agents.get(drop))?.deletedAt, deletedAt, 'system access still reads it');
       assert.equal(await h.store.agents.getVisible(principal(org, 'u-creator'), drop), null);
-      assert.deepEqual((await h.store.agents.listActive()).map((a) => a.id), [keep]);
+      assert.deepEqual(
+        (await h.store.agents.listActive()).map((a) => a.id),
+        [keep],
+      );
 
       const back = await h.store.agents.upsert(agentUpsert({ id: drop, orgId: org }));
       assert.equal(back.agent.deletedAt, null);
@@ -139,11 +142,23 @@ export function agentsContract(h: StoreHandle): void {
 
     it('listVisible returns what the principal may see, newest first, at most limit', async () => {
       const admin = await h.store.agents.listVisible(principal(org, 'root', 'admin'), 100);
-      assert.deepEqual(admin.map((a) => a.id), [privateAgent, shared]);
-      assert.deepEqual(admin.map((a) => a.permissions), [ALL, ALL]);
+      assert.deepEqual(
+        admin.map((a) => a.id),
+        [privateAgent, shared],
+      );
+      assert.deepEqual(
+        admin.map((a) => a.permissions),
+        [ALL, ALL],
+      );
       const bob = await h.store.agents.listVisible(principal(org, 'bob'), 100);
-      assert.deepEqual(bob.map((a) => [a.id, a.permissions]), [[shared, ['view']]]);
-      assert.deepEqual((await h.store.agents.listVisible(principal(org, 'root', 'admin'), 1)).map((a) => a.id), [privateAgent]);
+      assert.deepEqual(
+        bob.map((a) => [a.id, a.permissions]),
+        [[shared, ['view']]],
+      );
+      assert.deepEqual(
+        (await h.store.agents.listVisible(principal(org, 'root', 'admin'), 1)).map((a) => a.id),
+        [privateAgent],
+      );
       assert.deepEqual(await h.store.agents.listVisible(principal(org, 'nobody'), 100), []);
     });
   });

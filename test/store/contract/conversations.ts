@@ -35,14 +35,26 @@ export function conversationsContract(h: StoreHandle): void {
       const results = await Promise.all(calls.map((items) => h.store.conversations.append(id, items)));
       const total = calls.reduce((n, items) => n + items.length, 0);
       for (const [c, appended] of results.entries()) {
-        assert.deepEqual(appended.map((r) => r.id), calls[c]?.map((i) => i.id));
+        assert.deepEqual(
+          appended.map((r) => r.id),
+          calls[c]?.map((i) => i.id),
+        );
         // Items of one call keep their order (a backend may interleave racing calls, so no contiguity).
         for (let i = 1; i < appended.length; i++) assert.ok((appended[i]?.position ?? 0) > (appended[i - 1]?.position ?? 0));
       }
-      const positions = results.flat().map((r) => r.position).sort((a, b) => a - b);
-      assert.deepEqual(positions, Array.from({ length: total }, (_, i) => positions[0]! + i));
+      const positions = results
+        .flat()
+        .map((r) => r.position)
+        .sort((a, b) => a - b);
+      assert.deepEqual(
+        positions,
+        Array.from({ length: total }, (_, i) => positions[0]! + i),
+      );
       const listed = await h.store.conversations.listItems(id, { order: 'asc', limit: 100 });
-      assert.deepEqual(listed.map((r) => r.position), positions);
+      assert.deepEqual(
+        listed.map((r) => r.position),
+        positions,
+      );
     });
 
     it('an idempotency key appends once, also under concurrent appenders and within one call', async () => {
@@ -61,13 +73,22 @@ export function conversationsContract(h: StoreHandle): void {
 
       const all = await h.store.conversations.listItems(id, { order: 'asc', limit: 100 });
       assert.equal(all.length, 4);
-      assert.deepEqual(all.map((r) => r.idempotencyKey), ['step-1', null, 'step-2', 'step-3']);
-      assert.deepEqual(all.map((r) => r.position), [1, 2, 3, 4]);
+      assert.deepEqual(
+        all.map((r) => r.idempotencyKey),
+        ['step-1', null, 'step-2', 'step-3'],
+      );
+      assert.deepEqual(
+        all.map((r) => r.position),
+        [1, 2, 3, 4],
+      );
     });
 
     it('listItems orders ascending or descending, after a position (exclusive), with a limit; getItem', async () => {
       const id = await conversation();
-      const appended = await h.store.conversations.append(id, ['a', 'b', 'c', 'd', 'e'].map((t) => item(t)));
+      const appended = await h.store.conversations.append(
+        id,
+        ['a', 'b', 'c', 'd', 'e'].map((t) => item(t)),
+      );
       const text = (r: { data: Record<string, unknown> }): string => ((r.data['content'] as { text: string }[])[0] ?? { text: '' }).text;
       assert.deepEqual((await h.store.conversations.listItems(id, { order: 'asc', limit: 10 })).map(text), ['a', 'b', 'c', 'd', 'e']);
       assert.deepEqual((await h.store.conversations.listItems(id, { order: 'desc', limit: 2 })).map(text), ['e', 'd']);

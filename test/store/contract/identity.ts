@@ -21,7 +21,10 @@ export function identityContract(h: StoreHandle): void {
       await h.store.users.upsert({ id: u, orgId: org, name: 'Ann B', role: 'admin' });
       assert.deepEqual(await h.store.users.get(u), { id: u, orgId: org, name: 'Ann B', role: 'admin' });
       assert.equal(await h.store.users.count(), before + 1);
-      assert.deepEqual((await h.store.users.listByOrg(org)).map((x) => x.id), [u]);
+      assert.deepEqual(
+        (await h.store.users.listByOrg(org)).map((x) => x.id),
+        [u],
+      );
     });
 
     it('group upsert replaces members; groupIdsOf reads membership', async () => {
@@ -34,7 +37,13 @@ export function identityContract(h: StoreHandle): void {
       assert.deepEqual(await h.store.groups.groupIdsOf(org, 'ann'), ['g2']);
       assert.deepEqual(await h.store.groups.groupIdsOf(org, 'bob'), ['g1']);
       const groups = await h.store.groups.listByOrg(org);
-      assert.deepEqual(groups.map((g) => [g.id, g.name, g.members]), [['g1', 'G1 renamed', ['bob']], ['g2', 'G2', ['ann']]]);
+      assert.deepEqual(
+        groups.map((g) => [g.id, g.name, g.members]),
+        [
+          ['g1', 'G1 renamed', ['bob']],
+          ['g2', 'G2', ['ann']],
+        ],
+      );
     });
   });
 
@@ -46,8 +55,16 @@ export function identityContract(h: StoreHandle): void {
       await h.store.groups.upsert({ id: 'ops', orgId: org, name: 'Ops', members: [user] });
       const hash = uid('hash');
       const key = {
-        id: uid('key'), orgId: org, userId: user, name: 'ci', hash, prefix: 'agw_abcd', source: 'cli' as const,
-        createdAt: at(T0), lastUsedAt: null, revokedAt: null,
+        id: uid('key'),
+        orgId: org,
+        userId: user,
+        name: 'ci',
+        hash,
+        prefix: 'agw_abcd',
+        source: 'cli' as const,
+        createdAt: at(T0),
+        lastUsedAt: null,
+        revokedAt: null,
       };
       const activeBefore = await h.store.keys.countActive();
       assert.equal(await h.store.keys.create(key), true);
@@ -72,7 +89,10 @@ export function identityContract(h: StoreHandle): void {
       assert.equal(await h.store.keys.countActive(), activeBefore);
       assert.ok((await h.store.keys.revokedSince(revokedAt)).includes(key.id), 'inclusive');
       assert.ok(!(await h.store.keys.revokedSince(at(Date.parse(revokedAt) + 1))).includes(key.id));
-      assert.deepEqual((await h.store.keys.listByOrg(org)).map((k) => k.id), [key.id]);
+      assert.deepEqual(
+        (await h.store.keys.listByOrg(org)).map((k) => k.id),
+        [key.id],
+      );
     });
   });
 

@@ -27,15 +27,37 @@ export function lifecycleContract(driver: TestStoreDriver): void {
           { id: 'm1', type: 'message', role: 'user', data: {}, status: 'completed', idempotencyKey: null, responseId: null },
         ]);
         const resp = (id: string, ms: number) => ({
-          id, orgId: org, userId: 'u', status: 'completed' as const, model: 'demo', conversationId: null, previousResponseId: null, stored: true,
-          body: {}, inputItems: [], createdAt: at(ms), updatedAt: at(ms), expiresAt: null,
+          id,
+          orgId: org,
+          userId: 'u',
+          status: 'completed' as const,
+          model: 'demo',
+          conversationId: null,
+          previousResponseId: null,
+          stored: true,
+          body: {},
+          inputItems: [],
+          createdAt: at(ms),
+          updatedAt: at(ms),
+          expiresAt: null,
         });
         await s.responses.create(resp('old-resp', T0));
         await s.responses.create(resp('new-resp', T0 + 20_000));
         await s.responses.appendEvents([{ responseId: 'old-resp', sequenceNumber: 0, event: 'e', data: {}, createdAt: at(T0) }]);
         await s.responses.appendEvents([{ responseId: 'new-resp', sequenceNumber: 0, event: 'e', data: {}, createdAt: at(T0 + 20_000) }]);
         const auditRecord = (id: string, ms: number) => ({
-          id, at: at(ms), orgId: org, userId: null, keyId: null, method: 'GET', route: '/x', operationId: null, resourceIds: {}, status: 200, latencyMs: 1, requestId: id,
+          id,
+          at: at(ms),
+          orgId: org,
+          userId: null,
+          keyId: null,
+          method: 'GET',
+          route: '/x',
+          operationId: null,
+          resourceIds: {},
+          status: 200,
+          latencyMs: 1,
+          requestId: id,
         });
         await s.audit.insertMany([auditRecord('old-audit', T0), auditRecord('new-audit', T0 + 20_000)]);
         await s.usage.insertMany([
@@ -56,8 +78,14 @@ export function lifecycleContract(driver: TestStoreDriver): void {
         assert.deepEqual(await s.responses.listEvents('old-resp', -1), []);
         assert.ok(await s.responses.get('new-resp'));
         assert.equal((await s.responses.listEvents('new-resp', -1)).length, 1);
-        assert.deepEqual((await s.audit.list({ orgId: org, since: null, limit: 10, after: null })).map((r) => r.id), ['new-audit']);
-        assert.deepEqual((await s.usage.totals(org, null)).map((u) => u.model), ['new']);
+        assert.deepEqual(
+          (await s.audit.list({ orgId: org, since: null, limit: 10, after: null })).map((r) => r.id),
+          ['new-audit'],
+        );
+        assert.deepEqual(
+          (await s.usage.totals(org, null)).map((u) => u.model),
+          ['new'],
+        );
         assert.deepEqual(await s.prune(cutoff), { runs: 0, responses: 0 });
       } finally {
         await t.cleanup();
@@ -74,11 +102,32 @@ export function lifecycleContract(driver: TestStoreDriver): void {
         await t.store.organizations.upsert({ id: org, name: 'Durable', models: ['*'], rateLimit: null, dlp: null });
         await t.store.users.upsert({ id: 'dana', orgId: org, name: 'Dana', role: 'admin' });
         await t.store.keys.create({
-          id: 'key-1', orgId: org, userId: 'dana', name: 'k', hash: 'durable-hash', prefix: 'agw_dura', source: 'bootstrap',
-          createdAt: at(T0), lastUsedAt: null, revokedAt: null,
+          id: 'key-1',
+          orgId: org,
+          userId: 'dana',
+          name: 'k',
+          hash: 'durable-hash',
+          prefix: 'agw_dura',
+          source: 'bootstrap',
+          createdAt: at(T0),
+          lastUsedAt: null,
+          revokedAt: null,
         });
         await t.store.audit.insertMany([
-          { id: 'a1', at: at(T0), orgId: org, userId: 'dana', keyId: 'key-1', method: 'GET', route: '/v1/models', operationId: 'listModels', resourceIds: {}, status: 200, latencyMs: 2, requestId: 'r1' },
+          {
+            id: 'a1',
+            at: at(T0),
+            orgId: org,
+            userId: 'dana',
+            keyId: 'key-1',
+            method: 'GET',
+            route: '/v1/models',
+            operationId: 'listModels',
+            resourceIds: {},
+            status: 200,
+            latencyMs: 2,
+            requestId: 'r1',
+          },
         ]);
         const { agent } = await t.store.agents.upsert(agentUpsert({ id: 'agent-d', orgId: org }));
         const run = runRecord({ orgId: org, agentId: agent.id });
@@ -94,7 +143,10 @@ export function lifecycleContract(driver: TestStoreDriver): void {
         await reopened.migrate();
         await reopened.ping();
         assert.equal((await reopened.keys.resolve('durable-hash'))?.user.name, 'Dana');
-        assert.deepEqual((await reopened.audit.list({ orgId: org, since: null, limit: 10, after: null })).map((r) => r.id), ['a1']);
+        assert.deepEqual(
+          (await reopened.audit.list({ orgId: org, since: null, limit: 10, after: null })).map((r) => r.id),
+          ['a1'],
+        );
         assert.deepEqual(await reopened.runs.get(run.id), run);
         assert.equal((await reopened.agents.get('agent-d'))?.definitionHash, agent.definitionHash);
         assert.equal(await reopened.settings.get('webhook-secret'), secret);
@@ -102,7 +154,14 @@ export function lifecycleContract(driver: TestStoreDriver): void {
           { id: 'm1b', type: 'message', role: 'user', data: {}, status: 'completed', idempotencyKey: 'k1', responseId: null },
           { id: 'm2', type: 'message', role: 'assistant', data: {}, status: 'completed', idempotencyKey: null, responseId: null },
         ]);
-        assert.deepEqual(appended.map((i) => [i.id, i.position]), [['m1', 1], ['m2', 2]], 'positions and idempotency keys survive');
+        assert.deepEqual(
+          appended.map((i) => [i.id, i.position]),
+          [
+            ['m1', 1],
+            ['m2', 2],
+          ],
+          'positions and idempotency keys survive',
+        );
       } finally {
         await reopened?.close();
         await t.cleanup();

@@ -53,7 +53,12 @@ export function recordsContract(h: StoreHandle): void {
       await h.store.responses.create(unstored);
       assert.equal(await h.store.responses.getVisible(principal('org-r', 'x'), unstored.id, now), null);
 
-      await h.store.responses.update(r.id, { status: 'completed', body: { object: 'response', output: [{ type: 'message' }] }, conversationId: 'c1', expiresAt: null });
+      await h.store.responses.update(r.id, {
+        status: 'completed',
+        body: { object: 'response', output: [{ type: 'message' }] },
+        conversationId: 'c1',
+        expiresAt: null,
+      });
       const updated = await h.store.responses.get(r.id);
       assert.equal(updated?.status, 'completed');
       assert.deepEqual(updated?.body, { object: 'response', output: [{ type: 'message' }] });
@@ -65,15 +70,25 @@ export function recordsContract(h: StoreHandle): void {
     it('lists events ascending by sequence number after a given one; re-sent events are kept once', async () => {
       const responseId = uid('resp');
       const ev = (n: number): { responseId: string; sequenceNumber: number; event: string; data: Record<string, unknown>; createdAt: string } => ({
-        responseId, sequenceNumber: n, event: n === 0 ? 'response.created' : 'response.output_text.delta', data: { n }, createdAt: at(T0 + n),
+        responseId,
+        sequenceNumber: n,
+        event: n === 0 ? 'response.created' : 'response.output_text.delta',
+        data: { n },
+        createdAt: at(T0 + n),
       });
       await h.store.responses.appendEvents([ev(2), ev(0)]);
       await h.store.responses.appendEvents([ev(1), ev(3), ev(2)]);
       await h.store.responses.appendEvents([]);
       const all = await h.store.responses.listEvents(responseId, -1);
-      assert.deepEqual(all.map((e) => e.sequenceNumber), [0, 1, 2, 3]);
+      assert.deepEqual(
+        all.map((e) => e.sequenceNumber),
+        [0, 1, 2, 3],
+      );
       assert.deepEqual(all[0], ev(0));
-      assert.deepEqual((await h.store.responses.listEvents(responseId, 1)).map((e) => e.sequenceNumber), [2, 3]);
+      assert.deepEqual(
+        (await h.store.responses.listEvents(responseId, 1)).map((e) => e.sequenceNumber),
+        [2, 3],
+      );
       assert.deepEqual(await h.store.responses.listEvents(uid('none'), -1), []);
     });
   });
@@ -97,12 +112,22 @@ export function recordsContract(h: StoreHandle): void {
         const last = page[page.length - 1]!;
         after = { at: last.at, id: last.id };
       }
-      assert.deepEqual(pages.map((p) => p.length), [2, 2, 1]);
-      assert.deepEqual(pages.flat(), expected.map((r) => r.id));
+      assert.deepEqual(
+        pages.map((p) => p.length),
+        [2, 2, 1],
+      );
+      assert.deepEqual(
+        pages.flat(),
+        expected.map((r) => r.id),
+      );
       const first = await h.store.audit.list({ orgId: org, since: null, limit: 1, after: null });
       assert.deepEqual(first[0], expected[0]);
       const since = await h.store.audit.list({ orgId: org, since: at(T0 + 2000), limit: 10, after: null });
-      assert.deepEqual(since.map((r) => r.id), expected.slice(2).map((r) => r.id), 'since is inclusive');
+      assert.deepEqual(
+        since.map((r) => r.id),
+        expected.slice(2).map((r) => r.id),
+        'since is inclusive',
+      );
     });
 
     it('totals usage per model for an organization since a time', async () => {

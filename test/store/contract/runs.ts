@@ -34,7 +34,10 @@ export function runsContract(h: StoreHandle): void {
 
     it('pages newest first by (createdAt, id) with no gaps or duplicates', async () => {
       const pages = await walk(h.store, agentId, 5);
-      assert.deepEqual(pages.map((p) => p.length), [5, 5, 5, 5, 3]);
+      assert.deepEqual(
+        pages.map((p) => p.length),
+        [5, 5, 5, 5, 3],
+      );
       assert.deepEqual(pages.flat(), newestFirst(runs));
     });
 
@@ -70,7 +73,10 @@ export function runsContract(h: StoreHandle): void {
       const from = at(T0 + 7 * 60_000);
       const fromOn = (await walk(h.store, agentId, 3, { startDate: from })).flat();
       const mine = new Set(runs.map((r) => r.id));
-      assert.deepEqual(fromOn.filter((id) => mine.has(id)), newestFirst(runs.filter((r) => r.createdAt >= from)));
+      assert.deepEqual(
+        fromOn.filter((id) => mine.has(id)),
+        newestFirst(runs.filter((r) => r.createdAt >= from)),
+      );
       assert.ok(fromOn.filter((id) => !mine.has(id)).length > 0, 'the newer runs inserted meanwhile are included');
       assert.deepEqual((await walk(h.store, agentId, 50, { endDate: at(T0) })).flat(), newestFirst(runs.slice(0, 3)));
     });
@@ -146,7 +152,9 @@ export function runsContract(h: StoreHandle): void {
       const run = runRecord({ orgId: org, agentId });
       await h.store.runs.create(run);
       const results = await Promise.all(
-        Array.from({ length: 8 }, (_, i) => h.store.runs.update(run.id, { status: i % 2 ? 'cancelled' : 'failure', error: `w${i}` }, { whenStatus: ['in_progress'], whenRevision: 0 })),
+        Array.from({ length: 8 }, (_, i) =>
+          h.store.runs.update(run.id, { status: i % 2 ? 'cancelled' : 'failure', error: `w${i}` }, { whenStatus: ['in_progress'], whenRevision: 0 }),
+        ),
       );
       const winners = results.filter((r): r is RunRecord => r !== null);
       assert.equal(winners.length, 1);
@@ -216,13 +224,22 @@ export function runsContract(h: StoreHandle): void {
 
     it('step verdicts: init keeps existing rows, update patches, list orders by step', async () => {
       const runId = uid('run');
-      await h.store.steps.init(runId, [{ stepNumber: 2, name: 'check' }, { stepNumber: 1, name: null }]);
+      await h.store.steps.init(runId, [
+        { stepNumber: 2, name: 'check' },
+        { stepNumber: 1, name: null },
+      ]);
       await h.store.steps.update(runId, 1, { completed: true, result: 'pass', explanation: 'fine' });
-      await h.store.steps.init(runId, [{ stepNumber: 1, name: 'renamed' }, { stepNumber: 2, name: 'check' }]);
+      await h.store.steps.init(runId, [
+        { stepNumber: 1, name: 'renamed' },
+        { stepNumber: 2, name: 'check' },
+      ]);
       const steps = await h.store.steps.list(runId);
       assert.deepEqual(
         steps.map((s) => [s.stepNumber, s.name, s.result, s.explanation, s.completed]),
-        [[1, null, 'pass', 'fine', true], [2, 'check', null, null, false]],
+        [
+          [1, null, 'pass', 'fine', true],
+          [2, 'check', null, null, false],
+        ],
       );
       await h.store.steps.update(runId, 2, { result: 'fail' });
       assert.equal((await h.store.steps.list(runId))[1]?.completed, false);
