@@ -8,7 +8,6 @@ import { runAdminOp, type AdminOp } from './cli/admin-ops';
 import { EmbeddedStoreBusy, loadCliConfig, openContext } from './cli/context';
 import { callControlServer, startControlServer, type ControlServer } from './cli/control-socket';
 import { controlSocketOf } from './cli/embedded-lock';
-import { probeRedis } from './cli/probe-redis';
 import { errorFields } from './log/logger';
 import { startServeRuntime, startWorkerRuntime, type Runtime } from './runtime';
 import path from 'node:path';
@@ -43,7 +42,11 @@ async function serve(argv: string[], worker: boolean): Promise<void> {
     if (checked.queue.driver !== 'bullmq') throw new CliError('worker needs queue.driver bullmq (with inline, the gateway runs its runs itself)');
   }
   // The queue's Redis first: a cheap check that spares opening the store for nothing.
-  if (checked.queue.driver === 'bullmq') await probeRedis(checked.queue.redisUrl);
+  if (checked.queue.driver === 'bullmq') {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { probeRedis } = require('./cli/probe-redis') as typeof import('./cli/probe-redis');
+    await probeRedis(checked.queue.redisUrl);
+  }
   const ctx = await openContext(argv, process.env, worker ? 'worker' : 'gateway').catch((err: unknown) => {
     if (err instanceof EmbeddedStoreBusy) throw new CliError(`${err.message}: is another gateway already running on it?`);
     throw err;

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 /** One lazily created Redis connection shared by the rate limiter and other counters of a process. */
 export interface RedisProvider {
@@ -14,6 +14,9 @@ const ERROR_REPORT_INTERVAL_MS = 10_000;
  * "Unhandled error event" lines, which are not JSON and would break the log format.
  */
 export function createRedisProvider(url: string, onError: (err: Error) => void = () => {}): RedisProvider {
+  // Loaded only by configurations that use Redis (queue.driver bullmq).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Redis } = require('ioredis') as typeof import('ioredis');
   let client: Redis | null = null;
   let lastReport = 0;
   return {

@@ -3,7 +3,6 @@
 import type { Logger } from 'winston';
 import type { StoreConfig } from '../config/types';
 import type { Store } from './port';
-import { openMongoStore } from './mongo/mongo-store';
 import { openPglite, openPostgres, type SqlDatabase } from './sql/database';
 import { createSqlStore } from './sql/sql-store';
 
@@ -65,6 +64,9 @@ export async function createStore(config: StoreConfig, deps: StoreDeps): Promise
       if (!config.url) throw new Error('store.url is required for the mongodb store');
       let store: Store | null = null;
       try {
+        // Loaded here, not at start-up: a gateway on another store never pays for the driver.
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { openMongoStore } = require('./mongo/mongo-store') as typeof import('./mongo/mongo-store');
         store = await openMongoStore({ url: config.url });
         await store.migrate();
         deps.logger.info('store opened', { driver: 'mongodb' });
