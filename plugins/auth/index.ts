@@ -84,17 +84,6 @@ export default definePlugin<AuthConfig>({
     const resolver = new KeyResolver(deps.store.keys, deps.logger, config);
     const touches = new TouchBatcher(deps.store.keys, deps.logger, config.touchFlushMs);
 
-    // Presented key -> its SHA-256, for keys whose cached resolution admitted a principal: spares the
-    // hash on the hot path. Only the hash is memoised: every request still goes through the resolver's
-    // cache, so TTL, revocation and the stale-polling re-check apply exactly as before. Bounded (cleared
-    // when full) and never filled by keys that did not resolve, so unknown keys cannot grow it.
-    const hashes = new Map<string, string>();
-    function remember(key: string, hash: string): void {
-      if (hashes.has(key)) return;
-      if (hashes.size >= config.cacheSize) hashes.clear();
-      hashes.set(key, hash);
-    }
-
     // RFC 6750 section 3: a 401 names the scheme the client should use.
     const challenge = { 'www-authenticate': 'Bearer' };
     function admit(principal: Principal | null, ctx: { principal: Principal | null }): void {
@@ -108,14 +97,9 @@ export default definePlugin<AuthConfig>({
       onRequest(ctx) {
         const credential = readApiKey(ctx.req.headers);
         if (!credential.ok) throw new GatewayError('unauthorized', AUTH_MESSAGES[credential.reason], { headers: challenge });
-        const key = credential.key;
-        const hash = hashes.get(key) ?? hashApiKey(key);
+        const hash = hashApiKey(credential.key);
         const cached = resolver.cached(hash);
-        if (cached !== undefined) {
-          if (cached === null) hashes.delete(key);
-          else remember(key, hash);
-          return admit(cached, ctx);
-        }
+        if (cached !== undefined) return admit(cached, ctx);
         return resolver.resolve(hash).then((principal) => admit(principal, ctx));
       },
       async close() {
