@@ -2,7 +2,6 @@
 // rules the route owns, resolve the model for the caller's organization, then either forward the
 // caller's bytes (OpenAI-format providers: pass-through) or call the provider through the canonical
 // chat format (translated providers, demo), as JSON or as SSE.
-import { validateChatRequest } from '../../formats/chat/validate-chat-request';
 import { redactChatMessages } from '../../formats/chat/redact-chat-messages';
 import type { RequestContext } from '../../pipeline/context';
 import type { ChatCompletionRequest, ChatMessage } from '../../providers/types';
@@ -35,7 +34,9 @@ export function canonicalChatRequest(ctx: RequestContext, request: ChatCompletio
 }
 
 export const createChatCompletion: Handler = async (ctx, services) => {
-  const request = validateChatRequest(ctx.body);
+  // The generated validator (OpenAPI ChatCompletionRequest) has checked model, messages (≥ 1, roles,
+  // content, tool_call_id on tool messages), stream and the refused svc block, naming the field.
+  const request = ctx.body as ChatCompletionRequest;
   const resolved = services.models.resolve(orgOf(ctx), request.model);
   const stream = request.stream === true;
   const { provider, upstreamModel } = resolved;

@@ -1,7 +1,7 @@
 // POST /v1/completions: legacy completions, forwarded as the caller's bytes to OpenAI-format providers
 // (pass-through, like chat). A model served by a provider without legacy completions is a clear 400.
 import { redactPrompt } from '../../formats/chat/redact-chat-messages';
-import { validateCompletionRequest } from '../../formats/completions/validate-completion-request';
+import type { CompletionRequest } from '../../formats/completions/completion-request';
 import { GatewayError } from '../../http/errors';
 import type { Handler } from '../types';
 import { orgOf } from './principal';
@@ -10,7 +10,8 @@ import { passThroughBody, type BodyEdit } from './upstream-body';
 import { UpstreamCall } from './upstream-call';
 
 export const createCompletion: Handler = async (ctx, services) => {
-  const request = validateCompletionRequest(ctx.body);
+  // Checked by the generated validator (OpenAPI CompletionRequest): model, prompt, stream, no svc.
+  const request = ctx.body as CompletionRequest;
   const resolved = services.models.resolve(orgOf(ctx), request.model);
   const { provider, upstreamModel } = resolved;
   if (!provider.forward || !provider.forwards?.includes('completions')) {

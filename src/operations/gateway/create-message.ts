@@ -4,9 +4,7 @@
 // request, the reply and the stream into Anthropic's event sequence). Errors use Anthropic's envelope
 // (the operation's x-error-envelope), mid-stream failures Anthropic's `error` event.
 import { chatChunksToMessageEvents, chatCompletionToMessage, messagesRequestToChat, type MessageEvent } from '../../formats/anthropic-messages';
-import { rejectExtensions } from '../../formats/chat/validate-chat-request';
 import { redactChatMessages } from '../../formats/chat/redact-chat-messages';
-import { GatewayError } from '../../http/errors';
 import type { RequestContext } from '../../pipeline/context';
 import type { JsonObject } from '../../providers/types';
 import type { Handler } from '../types';
@@ -48,23 +46,9 @@ function messagesDlpEdit(ctx: RequestContext): BodyEdit | null {
   };
 }
 
-function validate(body: unknown): Record<string, unknown> {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new GatewayError('validation_failed', 'Invalid request: the body must be a JSON object.', { param: 'body' });
-  }
-  const record = body as Record<string, unknown>;
-  if (typeof record['model'] !== 'string' || record['model'] === '') {
-    throw new GatewayError('validation_failed', "Invalid request: 'model' is required and must be a string.", { param: 'model' });
-  }
-  if (!Array.isArray(record['messages']) || record['messages'].length === 0) {
-    throw new GatewayError('validation_failed', "Invalid request: 'messages' must be an array with at least 1 message.", { param: 'messages' });
-  }
-  rejectExtensions(record);
-  return record;
-}
-
 export const createMessage: Handler = async (ctx, services) => {
-  const body = validate(ctx.body);
+  // Checked by the generated validator (OpenAPI MessagesRequest): model, max_tokens, messages ≥ 1, no svc.
+  const body = ctx.body as Record<string, unknown>;
   const model = body['model'] as string;
   const resolved = services.models.resolve(orgOf(ctx), model);
   const { provider, upstreamModel } = resolved;
