@@ -75,6 +75,7 @@ describe('generated request validation', () => {
     it('checks roles and requires tool_call_id on tool messages', () => {
       rejects(bodies, 'createChatCompletion_body', { model: 'demo', messages: [{ role: 'robot', content: 'x' }] }, 'messages[0].role');
       rejects(bodies, 'createChatCompletion_body', { model: 'demo', messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].tool_call_id');
+      rejects(bodies, 'createChatCompletion_body', { model: 'demo', messages: [{ role: 'tool', tool_call_id: '', content: 'x' }] }, 'messages[0].tool_call_id');
     });
     it('refuses the svc opt-in block, naming it', () => {
       rejects(bodies, 'createChatCompletion_body', { ...base, svc: { system_prompt: 'agent_default' } }, 'svc');
