@@ -1,6 +1,7 @@
 // Opening stores: unreachable backends fail with a one-line reason (the CLI prints it), credentials never
 // appear in it, and several processes may migrate one postgres database at once.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { writeFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -75,6 +76,36 @@ describe('opening stores', function () {
       }
     } finally {
       await schema.drop();
+    }
+  });
+  it("embedded: a new data directory is made in a child process, so the gateway never carries initdb's memory", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'agw-embedded-rss-'));
+    try {
+      // A process of its own, as the gateway would be: its peak RSS is then the store's alone. Creating
+      // the directory in-process peaks at ~800 MB (PGlite's initdb; a WebAssembly memory never shrinks).
+      const script = `require('./src/store/sql/database.ts').openPglite(process.argv[1]).then(async (db) => {
+        const [row] = await db.query("SELECT current_setting('shared_buffers') AS sb");
+        await db.close();
+        process.stdout.write(JSON.stringify({ peakMb: process.resourceUsage().maxRSS / 1024, sharedBuffers: row.sb }));
+      })`;
+      const output = await new Promise<string>((resolve, reject) => {
+        const child = spawn(process.execPath, ['--require', 'tsx/cjs', '-e', script, dir], {
+          cwd: path.resolve(__dirname, '../..'),
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        child.once('error', reject);
+        child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${String(code)}`))));
+      });
+      const { peakMb, sharedBuffers } = JSON.parse(output) as { peakMb: number; sharedBuffers: string };
+      assert.ok(peakMb < 450, `peak RSS of the opening process: ${peakMb.toFixed(0)} MB`);
+      assert.equal(sharedBuffers, '16MB');
+      // The directory is complete: a second open finds it and does not initialise it again.
+      const store = await createStore({ driver: 'embedded', path: dir, retentionDays: 30 }, { logger });
+      await store.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,6 +1,7 @@
 // The tiny query interface the SQL repositories are written against. PGlite (embedded) and node-postgres
 // (postgres) both satisfy it, so every repository's SQL is written once and runs on both.
-import { mkdir } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { access, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type PgModule from 'pg';
 
@@ -29,12 +30,44 @@ export interface SqlDatabase extends SqlExecutor {
   close(): Promise<void>;
 }
 
+/**
+ * PGlite's shared buffers: PostgreSQL's default (128 MB) is sized for a dedicated server; the embedded
+ * store shares the gateway's process, and its WebAssembly memory never shrinks once grown.
+ */
+const PGLITE_SHARED_BUFFERS = '16MB';
+
+/**
+ * Creates a new embedded data directory (initdb) in a short-lived child process. Initdb grows PGlite's
+ * WebAssembly memory to ~700 MB, and a WebAssembly memory is never given back: done in the gateway's
+ * own process, the first start would carry that for the process's lifetime.
+ */
+async function initPgliteDataDir(dataDir: string, modulePath: string): Promise<void> {
+  const script = `const [dataDir, modulePath] = process.argv.slice(1);
+require(modulePath).PGlite.create({ dataDir }).then((db) => db.close()).then(
+  () => process.exit(0),
+  (err) => { process.stderr.write(String((err && err.message) || err)); process.exit(1); });`;
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', script, dataDir, modulePath], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < 4096) stderr += chunk.toString();
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`initdb failed: ${stderr.split('\n')[0] || `exit code ${String(code)}`}`))));
+  });
+}
+
 /** The embedded database lives in `<store.path>/pgdata`: the store directory also holds the lock file and socket. */
 export async function openPglite(storePath: string): Promise<SqlDatabase> {
   const dataDir = path.join(path.resolve(storePath), 'pgdata');
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const { PGlite } = await import('@electric-sql/pglite');
-  const db = await PGlite.create({ dataDir });
+  const initialised = await access(path.join(dataDir, 'PG_VERSION')).then(
+    () => true,
+    () => false,
+  );
+  if (!initialised) await initPgliteDataDir(dataDir, require.resolve('@electric-sql/pglite'));
+  const db = await PGlite.create({ dataDir, startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`] });
   return {
     kind: 'embedded',
     async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
