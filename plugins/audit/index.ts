@@ -15,10 +15,16 @@ export interface AuditConfig {
   excludeOperations: string[];
 }
 
+/** What one finished call leaves to write: its audit record (unless excluded) and its usage records. */
+interface CallRecords {
+  audit: AuditRecord | null;
+  usage: UsageRecord[] | null;
+}
+
 export const AUDIT_DEFAULTS: AuditConfig = {
   enabled: true,
   flushIntervalMs: 500,
-  batchSize: 100,
+  batchSize: 500,
   maxBuffered: 100_000,
   // Probes and documents are polled by machines and carry no caller: recording them would drown the trail.
   excludeOperations: ['getLiveness', 'getReadiness', 'getMetrics', 'getOpenApiDocument', 'getApiReference', 'getApiReferenceAsset'],
@@ -44,7 +50,12 @@ export default definePlugin<AuditConfig>({
         default: AUDIT_DEFAULTS.flushIntervalMs,
         description: 'Longest time a record waits in memory before it is written.',
       },
-      batchSize: { type: 'integer', minimum: 1, default: AUDIT_DEFAULTS.batchSize, description: 'Records per write; a full batch is written at once.' },
+      batchSize: {
+        type: 'integer',
+        minimum: 1,
+        default: AUDIT_DEFAULTS.batchSize,
+        description: 'Calls per write (each with its audit and usage records); a full batch is written at once.',
+      },
       maxBuffered: {
         type: 'integer',
         minimum: 1,
@@ -62,24 +73,41 @@ export default definePlugin<AuditConfig>({
   create(partial, deps) {
     const config = { ...AUDIT_DEFAULTS, ...partial };
     const excluded = new Set(config.excludeOperations);
-    const shared = { batchSize: config.batchSize, flushIntervalMs: config.flushIntervalMs, maxBuffered: config.maxBuffered, logger: deps.logger };
-    const audit = new BatchWriter<AuditRecord>({ ...shared, name: 'audit', write: (records) => deps.store.audit.insertMany(records) });
-    const usage = new BatchWriter<UsageRecord>({ ...shared, name: 'usage', write: (records) => deps.store.usage.insertMany(records) });
+    // One writer for both kinds: a call's audit record and its usage records travel in the same batch,
+    // written by one store call (one statement on the SQL stores) instead of two.
+    const writer = new BatchWriter<CallRecords>({
+      batchSize: config.batchSize,
+      flushIntervalMs: config.flushIntervalMs,
+      maxBuffered: config.maxBuffered,
+      logger: deps.logger,
+      name: 'audit',
+      write: (calls) => {
+        const audit: AuditRecord[] = [];
+        const usage: UsageRecord[] = [];
+        for (const call of calls) {
+          if (call.audit) audit.push(call.audit);
+          if (call.usage) usage.push(...call.usage);
+        }
+        return deps.store.audit.insertMany(audit, usage);
+      },
+    });
     const tokens = memoLabels((...values) => deps.metrics.upstreamTokens.labels(...values));
 
     return {
       onFinish(ctx, info) {
         const at = new Date().toISOString();
-        if (!excluded.has(ctx.route.operationId)) audit.add(auditRecordOf(ctx, info, at));
-        if (ctx.usage.length === 0) return;
-        for (const record of usageRecordsOf(ctx, at)) {
-          usage.add(record);
-          tokens(record.orgId, record.model, 'prompt').inc(record.promptTokens);
-          tokens(record.orgId, record.model, 'completion').inc(record.completionTokens);
+        const audit = excluded.has(ctx.route.operationId) ? null : auditRecordOf(ctx, info, at);
+        const usage = ctx.usage.length === 0 ? null : usageRecordsOf(ctx, at);
+        if (usage) {
+          for (const record of usage) {
+            tokens(record.orgId, record.model, 'prompt').inc(record.promptTokens);
+            tokens(record.orgId, record.model, 'completion').inc(record.completionTokens);
+          }
         }
+        if (audit || usage?.length) writer.add({ audit, usage });
       },
       async close() {
-        await Promise.all([audit.close(), usage.close()]);
+        await writer.close();
       },
     };
   },

@@ -153,7 +153,12 @@ export interface ResponseRepository {
 }
 
 export interface AuditRepository {
-  insertMany(records: readonly AuditRecord[]): Promise<void>;
+  /**
+   * Writes audit records and, in the same write, the usage records of those calls (on the SQL stores
+   * one statement: one round trip and one commit per batch instead of two). Audit ids are unique, so a
+   * retried batch does not duplicate audit records.
+   */
+  insertMany(records: readonly AuditRecord[], usage?: readonly UsageRecord[]): Promise<void>;
   /** Oldest first, keyset-paginated. */
   list(query: AuditQuery): Promise<AuditRecord[]>;
 }

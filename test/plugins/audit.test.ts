@@ -80,8 +80,12 @@ describe('plugins/audit', () => {
       const usage: UsageRecord[] = [];
       const metrics = createMetrics();
       const store = {
-        audit: { insertMany: async (r: readonly AuditRecord[]) => void audit.push(...r) },
-        usage: { insertMany: async (r: readonly UsageRecord[]) => void usage.push(...r) },
+        audit: {
+          insertMany: async (r: readonly AuditRecord[], u: readonly UsageRecord[] = []) => {
+            audit.push(...r);
+            usage.push(...u);
+          },
+        },
       };
       return { audit, usage, metrics, deps: { store, logger, metrics } as never };
     }

@@ -1,6 +1,6 @@
 import type { Filter } from 'mongodb';
 import type { AuditRepository, ResponseRepository, StepVerdictRepository, UsageRepository } from '../port';
-import type { AuditRecord, ResponseRecord } from '../types';
+import type { AuditRecord, ResponseRecord, UsageRecord } from '../types';
 import { date, dateOrNull, insertManyIgnoringDuplicates, isoOrNull, type AuditDoc, type Collections, type ResponseDoc, type StepDoc } from './collections';
 
 function toResponse(doc: ResponseDoc): ResponseRecord {
@@ -150,7 +150,7 @@ export function mongoResponses(c: Collections): ResponseRepository {
 
 export function mongoAudit(c: Collections): AuditRepository {
   return {
-    async insertMany(records) {
+    async insertMany(records, usage = []) {
       // Ids are unique: a batch retried after a failed flush does not duplicate records.
       await insertManyIgnoringDuplicates(
         c.audit,
@@ -169,6 +169,7 @@ export function mongoAudit(c: Collections): AuditRepository {
           requestId: r.requestId,
         })),
       );
+      await insertUsageDocs(c, usage);
     },
     async list(query) {
       if (query.limit <= 0) return [];
@@ -184,23 +185,25 @@ export function mongoAudit(c: Collections): AuditRepository {
   };
 }
 
+async function insertUsageDocs(c: Collections, records: readonly UsageRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  await c.usage.insertMany(
+    records.map((r) => ({
+      at: date(r.at),
+      orgId: r.orgId,
+      userId: r.userId,
+      keyId: r.keyId,
+      model: r.model,
+      promptTokens: r.promptTokens,
+      completionTokens: r.completionTokens,
+      requestId: r.requestId,
+    })),
+  );
+}
+
 export function mongoUsage(c: Collections): UsageRepository {
   return {
-    async insertMany(records) {
-      if (records.length === 0) return;
-      await c.usage.insertMany(
-        records.map((r) => ({
-          at: date(r.at),
-          orgId: r.orgId,
-          userId: r.userId,
-          keyId: r.keyId,
-          model: r.model,
-          promptTokens: r.promptTokens,
-          completionTokens: r.completionTokens,
-          requestId: r.requestId,
-        })),
-      );
-    },
+    insertMany: (records) => insertUsageDocs(c, records),
     async totals(orgId, since) {
       const match: Filter<{ orgId: string; at: Date }> = since ? { orgId, at: { $gte: date(since) } } : { orgId };
       const rows = await c.usage

@@ -1,6 +1,7 @@
 import type { AuditRepository } from '../port';
 import type { AuditRecord } from '../types';
 import type { SqlExecutor } from './database';
+import { insertUsage, insertUsageStatement, USAGE_BATCH } from './usage-repository';
 import { iso, type Timestamp } from './rows';
 
 interface AuditRow {
@@ -46,17 +47,25 @@ const INSERT_AUDIT = `INSERT INTO audit_records (id, at, org_id, user_id, key_id
     "operationId" text, "resourceIds" jsonb, status int, "latencyMs" float8, "requestId" text)
   ON CONFLICT (id) DO NOTHING`;
 
+/** Audit and usage records of one batch in one statement (a data-modifying WITH): one round trip, one commit. */
+const INSERT_AUDIT_AND_USAGE = `WITH usage AS (${insertUsageStatement(2)}) ${INSERT_AUDIT}`;
+
 /** Rows per statement: bounds the size of one JSON parameter. */
 const BATCH = 1000;
 
 export function sqlAudit(db: SqlExecutor): AuditRepository {
   return {
-    async insertMany(records) {
+    async insertMany(records, usage = []) {
+      if (usage.length > 0 && usage.length <= USAGE_BATCH && records.length <= BATCH) {
+        await db.query(INSERT_AUDIT_AND_USAGE, [JSON.stringify(records), JSON.stringify(usage)]);
+        return;
+      }
       // Ids are unique: a batch retried after a failed flush does not duplicate records.
       for (let start = 0; start < records.length; start += BATCH) {
         const batch = start === 0 && records.length <= BATCH ? records : records.slice(start, start + BATCH);
         await db.query(INSERT_AUDIT, [JSON.stringify(batch)]);
       }
+      await insertUsage(db, usage);
     },
     async list(query) {
       const rows = await db.query<AuditRow>(

@@ -130,6 +130,25 @@ export function recordsContract(h: StoreHandle): void {
       );
     });
 
+    it('writes a batch of audit records and the usage records of the same calls in one call', async () => {
+      const org = uid('org');
+      const base = { orgId: org, userId: 'u', keyId: 'k', requestId: 'r' };
+      const records = [audit(org, T0), audit(org, T0 + 1000)];
+      await h.store.audit.insertMany(records, [
+        { ...base, at: at(T0), model: 'a', promptTokens: 3, completionTokens: 1 },
+        { ...base, at: at(T0 + 1000), model: 'a', promptTokens: 4, completionTokens: 2 },
+      ]);
+      // Usage alone (the calls' audit records excluded) and audit alone are written too.
+      await h.store.audit.insertMany([], [{ ...base, at: at(T0 + 2000), model: 'b', promptTokens: 5, completionTokens: 5 }]);
+      await h.store.audit.insertMany([audit(org, T0 + 3000)], []);
+      const listed = await h.store.audit.list({ orgId: org, since: null, limit: 10, after: null });
+      assert.equal(listed.length, 3);
+      assert.deepEqual(await h.store.usage.totals(org, null), [
+        { model: 'a', requests: 2, promptTokens: 7, completionTokens: 3 },
+        { model: 'b', requests: 1, promptTokens: 5, completionTokens: 5 },
+      ]);
+    });
+
     it('totals usage per model for an organization since a time', async () => {
       const org = uid('org');
       const base = { orgId: org, userId: 'u', keyId: 'k', requestId: 'r' };
