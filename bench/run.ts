@@ -6,7 +6,8 @@
 // The gateway runs as `npm start` would, with the auth, rateLimit, audit and stripFields plugins on.
 //
 //   npm run bench                      the full matrix (non-streaming and streaming, c = 1, 16, 64)
-//   npm run bench -- --duration 5      seconds measured per cell (default 5, after 1 s of warm-up)
+//   npm run bench -- --duration 5      seconds measured per run (default 5, after 1 s of warm-up)
+//   npm run bench -- --repeat 3        runs per cell, interleaved across targets; figures are medians
 //   npm run bench -- --soak 600        c = 64 non-streaming through the gateway for 600 s, RSS sampled
 //   npm run bench -- --store postgres  one store only: embedded (PGlite, the single-process default) or
 //                                      postgres (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test,
@@ -176,6 +177,7 @@ const fmt = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(d
 
 async function main(): Promise<void> {
   const durationMs = flag('duration', 5) * 1000;
+  const repeat = Math.round(flag('repeat', 3));
   const soakSeconds = process.argv.includes('--soak') ? flag('soak', 600) : 0;
   const stores = storesWanted();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'agw-bench-'));
@@ -221,7 +223,7 @@ async function main(): Promise<void> {
     }
 
     console.log(
-      `agent-gateway benchmark: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version}, ${durationMs / 1000} s per cell`,
+      `agent-gateway benchmark: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version}, ${durationMs / 1000} s per run, median of ${repeat} interleaved runs per cell`,
     );
     console.log(
       `proxy under test pinned to core 1; upstream and load generator on core 0; gateway plugins: auth, rateLimit, audit, stripFields; stores: ${stores.join(', ')}`,
@@ -231,8 +233,21 @@ async function main(): Promise<void> {
     const checks = new Map<StoreKind, string[]>(stores.map((store) => [store, []]));
     for (const stream of [false, true]) {
       for (const concurrency of [1, 16, 64]) {
-        const d = await runLoad(direct, concurrency, durationMs, stream, '');
-        const f = await runLoad(floorUrl, concurrency, durationMs, stream, '');
+        // Each target is measured `repeat` times, interleaved (direct, floor, gateways, direct, ...), and
+        // every figure is the median of its runs: on a shared machine one run can land on a busy moment.
+        const runs = new Map<string, CellResult[]>();
+        const measure = async (name: string, url: string, key: string): Promise<void> => {
+          const list = runs.get(name) ?? [];
+          list.push(await runLoad(url, concurrency, durationMs, stream, key));
+          runs.set(name, list);
+        };
+        for (let i = 0; i < repeat; i++) {
+          await measure('direct', direct, '');
+          await measure('floor', floorUrl, '');
+          for (const gateway of gateways) await measure(gateway.store, gateway.url, KEY);
+        }
+        const d = medianOf(runs.get('direct')!);
+        const f = medianOf(runs.get('floor')!);
         const row = (name: string, r: CellResult, ratio: string): string[] => [
           stream ? 'stream' : 'json',
           String(concurrency),
@@ -247,7 +262,7 @@ async function main(): Promise<void> {
         ];
         rows.push(row('direct', d, ''), row('floor', f, ''));
         for (const gateway of gateways) {
-          const g = await runLoad(gateway.url, concurrency, durationMs, stream, KEY);
+          const g = medianOf(runs.get(gateway.store)!);
           rows.push(row(`gateway (${gateway.store})`, g, `${fmt((g.rps / f.rps) * 100, 0)}% of floor, ${fmt((g.rps / d.rps) * 100, 0)}% of direct`));
           const list = checks.get(gateway.store)!;
           if (!stream && concurrency === 64) {
@@ -275,6 +290,24 @@ async function main(): Promise<void> {
   } finally {
     await cleanup();
   }
+}
+
+/** Each figure's median over the runs of one cell (errors: their sum). */
+function medianOf(results: CellResult[]): CellResult {
+  const median = (pick: (r: CellResult) => number): number => {
+    const values = results.map(pick).sort((a, b) => a - b);
+    const mid = values.length >> 1;
+    return values.length % 2 === 1 ? values[mid]! : (values[mid - 1]! + values[mid]!) / 2;
+  };
+  return {
+    requests: median((r) => r.requests),
+    errors: results.reduce((sum, r) => sum + r.errors, 0),
+    rps: median((r) => r.rps),
+    p50: median((r) => r.p50),
+    p99: median((r) => r.p99),
+    ttfbP50: median((r) => r.ttfbP50),
+    ttfbP99: median((r) => r.ttfbP99),
+  };
 }
 
 function check(name: string, ok: boolean, figure: string): string {
