@@ -9,11 +9,13 @@
 //   npm run bench -- --duration 5      seconds measured per run (default 5, after 1 s of warm-up)
 //   npm run bench -- --repeat 3        runs per cell, interleaved across targets; figures are medians
 //   npm run bench -- --soak 600        c = 64 non-streaming through the gateway for 600 s, RSS sampled
+//   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npm run bench -- ...
+//                                      extra node flags for the gateway process only (profiling)
 //   npm run bench -- --store postgres  one store only: embedded (PGlite, the single-process default) or
 //                                      postgres (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test,
 //                                      in a fresh schema created and dropped by the bench); default: both
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -21,6 +23,8 @@ import { stringify } from 'yaml';
 
 const DIST = path.resolve(__dirname);
 const MAIN = path.resolve(__dirname, '../src/main.js');
+/** Load before each measured run (connections opened, code warm), not counted. */
+const WARMUP_MS = 1000;
 const KEY = 'agw_bench_0123456789abcdefghijklmnopqrstuvwxyz';
 
 interface CellResult {
@@ -80,6 +84,62 @@ const hasTaskset = (() => {
   }
 })();
 
+/** Pids of the PostgreSQL server processes running on this machine (postmaster and backends). */
+function localPostgresPids(): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') pids.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
+/** CPU time (user + system, seconds) the local PostgreSQL processes have used so far. */
+function postgresCpuSeconds(): number {
+  let ticks = 0;
+  for (const pid of localPostgresPids()) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return ticks / 100; // USER_HZ
+}
+
+/**
+ * The proxy under test gets core 1 alone, so a PostgreSQL server on this machine (the postgres store's,
+ * DATABASE_URL on loopback) is moved to core 0 with the upstream and the load generator for the
+ * bench's duration (backends forked later inherit the postmaster's affinity), and given its own
+ * affinity back afterwards. Its CPU per request is printed, so the audit trail's cost is reported
+ * rather than hidden. Does nothing when the server is remote or the processes are not ours to move.
+ */
+function pinLocalPostgres(databaseUrl: string): { pinned: boolean; restore(): void } {
+  const host = new URL(databaseUrl).hostname;
+  if (!hasTaskset || !['127.0.0.1', 'localhost', '[::1]', '::1'].includes(host)) return { pinned: false, restore() {} };
+  const saved = new Map<number, string>();
+  for (const pid of localPostgresPids()) {
+    const shown = spawnSync('taskset', ['-p', String(pid)], { encoding: 'utf8' });
+    const mask = /affinity mask: ([0-9a-f]+)/.exec(shown.stdout)?.[1];
+    if (!mask) continue;
+    if (spawnSync('taskset', ['-a', '-p', '-c', '0', String(pid)], { stdio: 'ignore' }).status === 0) saved.set(pid, mask);
+  }
+  return {
+    pinned: saved.size > 0,
+    restore() {
+      for (const [pid, mask] of saved) spawnSync('taskset', ['-a', '-p', mask, String(pid)], { stdio: 'ignore' });
+      // Backends started during the bench inherited core 0: they get the postmaster's original mask too.
+      const original = [...saved.values()][0];
+      if (original) for (const pid of localPostgresPids()) if (!saved.has(pid)) spawnSync('taskset', ['-a', '-p', original, String(pid)], { stdio: 'ignore' });
+    },
+  };
+}
+
 /** Spawns `node script args` pinned to `core` and resolves with the first JSON line it prints. */
 function startPinned(core: number, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ child: ChildProcess; info: Record<string, unknown> }> {
   const command = hasTaskset ? 'taskset' : process.execPath;
@@ -119,7 +179,7 @@ function startPinned(core: number, args: string[], env: NodeJS.ProcessEnv = proc
 function runLoad(url: string, concurrency: number, durationMs: number, stream: boolean, key: string): Promise<CellResult> {
   return new Promise((resolve, reject) => {
     const command = hasTaskset ? 'taskset' : process.execPath;
-    const args = [path.join(DIST, 'loadgen.js'), url, String(concurrency), String(durationMs), '1000', stream ? 'stream' : 'json', key];
+    const args = [path.join(DIST, 'loadgen.js'), url, String(concurrency), String(durationMs), String(WARMUP_MS), stream ? 'stream' : 'json', key];
     const child = spawn(command, hasTaskset ? ['-c', '0', process.execPath, ...args] : args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -183,7 +243,9 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'agw-bench-'));
   const children: ChildProcess[] = [];
   let schema: { url: string; drop(): Promise<void> } | null = null;
+  let postgresPin: { pinned: boolean; restore(): void } | null = null;
   const cleanup = async (): Promise<void> => {
+    postgresPin?.restore();
     for (const child of children) child.kill('SIGTERM');
     await Promise.all(
       children.map((child) => (child.exitCode === null && child.signalCode === null ? new Promise((r) => child.once('exit', r)) : Promise.resolve())),
@@ -200,7 +262,10 @@ async function main(): Promise<void> {
     const upstreamPort = upstream.info['port'] as number;
     const floor = await startPinned(1, [path.join(DIST, 'floor-proxy.js'), String(upstreamPort)]);
     children.push(floor.child);
-    if (stores.includes('postgres')) schema = await postgresSchema();
+    if (stores.includes('postgres')) {
+      schema = await postgresSchema();
+      postgresPin = pinLocalPostgres(schema.url);
+    }
     // Every gateway under test runs at once on core 1 (an idle one costs next to nothing) and is
     // measured in turn, so each cell compares them with the same direct and floor figures.
     const gateways: { store: StoreKind; url: string; pid: number }[] = [];
@@ -210,7 +275,9 @@ async function main(): Promise<void> {
       // V8 heap limit): the header line then says so, since it changes the memory figures.
       const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'] ?? '' };
       if (process.env['NODE_OPTIONS']) env['NODE_OPTIONS'] = process.env['NODE_OPTIONS'];
-      const gateway = await startPinned(1, [MAIN, 'serve', '--config', config], env);
+      // BENCH_GATEWAY_NODE_ARGS: extra node flags for the gateway only (e.g. --cpu-prof for a profile).
+      const nodeArgs = (process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
+      const gateway = await startPinned(1, [...nodeArgs, MAIN, 'serve', '--config', config], env);
       children.push(gateway.child);
       gateways.push({ store, url: `http://127.0.0.1:${String(gateway.info['port'])}/v1/chat/completions`, pid: gateway.child.pid! });
     }
@@ -226,9 +293,9 @@ async function main(): Promise<void> {
       `agent-gateway benchmark: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version}, ${durationMs / 1000} s per run, median of ${repeat} interleaved runs per cell`,
     );
     console.log(
-      `proxy under test pinned to core 1; upstream and load generator on core 0; gateway plugins: auth, rateLimit, audit, stripFields; stores: ${stores.join(', ')}`,
+      `proxy under test pinned to core 1; upstream and load generator on core 0${postgresPin?.pinned ? ', with the local PostgreSQL server' : ''}; gateway plugins: auth, rateLimit, audit, stripFields; stores: ${stores.join(', ')}`,
     );
-    console.log(`gateway NODE_OPTIONS: ${process.env['NODE_OPTIONS'] || '(none)'}\n`);
+    console.log(`gateway NODE_OPTIONS: ${process.env['NODE_OPTIONS'] || '(none)'}; node flags: ${process.env['BENCH_GATEWAY_NODE_ARGS'] || '(none)'}\n`);
     const rows: string[][] = [];
     const checks = new Map<StoreKind, string[]>(stores.map((store) => [store, []]));
     for (const stream of [false, true]) {
@@ -236,9 +303,14 @@ async function main(): Promise<void> {
         // Each target is measured `repeat` times, interleaved (direct, floor, gateways, direct, ...), and
         // every figure is the median of its runs: on a shared machine one run can land on a busy moment.
         const runs = new Map<string, CellResult[]>();
+        // PostgreSQL CPU spent per request while the postgres-store gateway runs (the audit trail's writes).
+        const postgresCpu: number[] = [];
         const measure = async (name: string, url: string, key: string): Promise<void> => {
           const list = runs.get(name) ?? [];
-          list.push(await runLoad(url, concurrency, durationMs, stream, key));
+          const cpuBefore = name === 'postgres' ? postgresCpuSeconds() : 0;
+          const result = await runLoad(url, concurrency, durationMs, stream, key);
+          if (name === 'postgres') postgresCpu.push((postgresCpuSeconds() - cpuBefore) / (result.rps * ((durationMs + WARMUP_MS) / 1000)));
+          list.push(result);
           runs.set(name, list);
         };
         for (let i = 0; i < repeat; i++) {
@@ -263,7 +335,10 @@ async function main(): Promise<void> {
         rows.push(row('direct', d, ''), row('floor', f, ''));
         for (const gateway of gateways) {
           const g = medianOf(runs.get(gateway.store)!);
-          rows.push(row(`gateway (${gateway.store})`, g, `${fmt((g.rps / f.rps) * 100, 0)}% of floor, ${fmt((g.rps / d.rps) * 100, 0)}% of direct`));
+          const postgresNote = gateway.store === 'postgres' ? `; PostgreSQL ${fmt(medianOfNumbers(postgresCpu) * 1e6, 0)} µs CPU/req` : '';
+          rows.push(
+            row(`gateway (${gateway.store})`, g, `${fmt((g.rps / f.rps) * 100, 0)}% of floor, ${fmt((g.rps / d.rps) * 100, 0)}% of direct${postgresNote}`),
+          );
           const list = checks.get(gateway.store)!;
           if (!stream && concurrency === 64) {
             list.push(check(`json c64 throughput >= 50% of floor`, g.rps / f.rps >= 0.5, `${fmt((g.rps / f.rps) * 100, 1)}%`));
@@ -292,13 +367,16 @@ async function main(): Promise<void> {
   }
 }
 
+function medianOfNumbers(list: readonly number[]): number {
+  const values = [...list].sort((a, b) => a - b);
+  const mid = values.length >> 1;
+  if (values.length === 0) return NaN;
+  return values.length % 2 === 1 ? values[mid]! : (values[mid - 1]! + values[mid]!) / 2;
+}
+
 /** Each figure's median over the runs of one cell (errors: their sum). */
 function medianOf(results: CellResult[]): CellResult {
-  const median = (pick: (r: CellResult) => number): number => {
-    const values = results.map(pick).sort((a, b) => a - b);
-    const mid = values.length >> 1;
-    return values.length % 2 === 1 ? values[mid]! : (values[mid - 1]! + values[mid]!) / 2;
-  };
+  const median = (pick: (r: CellResult) => number): number => medianOfNumbers(results.map(pick));
   return {
     requests: median((r) => r.requests),
     errors: results.reduce((sum, r) => sum + r.errors, 0),
