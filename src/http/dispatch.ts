@@ -12,6 +12,7 @@ import type { AssembledPlugin } from '../pipeline/assemble';
 import type { RequestContext } from '../pipeline/context';
 import type { Handler } from '../operations/types';
 import type { AppServices } from '../services';
+import { CallAbort } from '../providers/http/call-abort';
 import type { Principal } from '../store/types';
 import { readJsonBody } from './body';
 import { GatewayError, toGatewayError } from './errors';
@@ -91,7 +92,9 @@ export function createDispatcher(
     const incoming = req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', requestId);
-    const controller = new AbortController();
+    const abort = new CallAbort();
+    // A plain data literal on purpose: with an accessor in it (a lazy `get signal()`) V8 kept whole
+    // requests alive across scavenges (bytes promoted per scavenge 224 KB -> 835 KB, measured).
     const ctx: RequestContext = {
       requestId,
       route,
@@ -108,7 +111,7 @@ export function createDispatcher(
       dlp: null,
       upstreamTransforms: [],
       usage: [],
-      signal: controller.signal,
+      abort,
       error: null,
     };
     for (const name of route.pathParams) {
@@ -118,7 +121,7 @@ export function createDispatcher(
 
     res.once('close', () => {
       const aborted = !res.writableFinished;
-      if (aborted) controller.abort();
+      if (aborted) abort.abort();
       const status = aborted && !res.headersSent ? 499 : res.statusCode;
       for (const plugin of pipeline.finishers) {
         try {
@@ -188,7 +191,7 @@ export function createDispatcher(
         ctx.error = err;
         if (err.status >= 500) logger.error('request failed', { requestId, operationId: route.operationId, code: err.code, ...errorFields(err.cause ?? err) });
         else logger.debug('request rejected', { requestId, operationId: route.operationId, code: err.code, status: err.status });
-        if (!controller.signal.aborted) sendError(res, err, route.family);
+        if (!abort.aborted) sendError(res, err, route.family);
       }
     })();
   };

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EnvelopeFamily, GatewayError } from '../http/errors';
 import type { Principal } from '../store/types';
 import type { RouteSpec } from '../../openapi/build-artifacts';
+import type { CallAbort } from '../providers/http/call-abort';
 
 /** Replaces sensitive spans of text; bound to the caller's organization policy by the dlp plugin. */
 export interface Redactor {
@@ -49,8 +50,11 @@ export interface RequestContext {
   upstreamTransforms: UpstreamBodyTransform[];
   /** Token usage reported by upstream calls during this request. */
   usage: UsageReport[];
-  /** Aborted when the client disconnects before the response finished. */
-  readonly signal: AbortSignal;
+  /**
+   * Aborted when the client disconnects before the response finished. Cheap (no EventTarget); its
+   * `.signal` is a real AbortSignal made on first use, for library calls that need one.
+   */
+  readonly abort: CallAbort;
   /** The error the request ended with, if any (set before onFinish hooks run). */
   error: GatewayError | null;
 }

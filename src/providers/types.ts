@@ -3,6 +3,7 @@
 // Each provider folder (providers/<type>/) owns its wire format and translation.
 import type { ModelConfig, ProviderConfig, ProviderType } from '../config/types';
 import type { UpstreamResponse } from './http/transport';
+import type { CallSignal } from './http/call-abort';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -90,7 +91,9 @@ export interface ResolvedModel {
  */
 export type WireOperation = 'chat' | 'completions' | 'messages';
 
-export interface ForwardOptions extends CallOptions {
+export interface ForwardOptions extends Omit<CallOptions, 'signal'> {
+  /** Aborts the forwarded call: an AbortSignal, or the request's cheaper CallAbort. */
+  signal?: CallSignal;
   /** The body asks for a stream (the reply is then the upstream's own event stream). */
   stream: boolean;
 }

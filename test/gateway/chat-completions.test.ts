@@ -223,6 +223,22 @@ describe('POST /v1/chat/completions (gateway, OpenAI-format upstream)', function
     assert.equal(env.upstream.aborted.length, 1);
   });
 
+  it('a client that disconnects before the upstream answers aborts the pending upstream call', async () => {
+    env.upstream.script({ kind: 'hang' });
+    const gone = new AbortController();
+    const pending = fetch(`${env.gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...env.gw.auth('member'), 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] }),
+      signal: gone.signal,
+    });
+    while (env.upstream.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    gone.abort();
+    await assert.rejects(pending);
+    await env.upstream.waitForAborts(1);
+    assert.equal(env.upstream.aborted.length, 1);
+  });
+
   it('the demo model answers through the same route, JSON and stream', async () => {
     const completion = await client.chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'ping' }] });
     assert.equal(completion.choices[0]?.message.content, 'Demo reply to: ping');

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { GatewayError } from '../../src/http/errors';
 import { isPrivateAddress } from '../../src/providers/http/ssrf-guard';
 import { retryAfterMs, UpstreamTransport } from '../../src/providers/http/transport';
+import { CallAbort, type CallSignal } from '../../src/providers/http/call-abort';
 import type { ProviderConfig } from '../../src/config/types';
 import { chatStreamEvents, startFakeOpenAiUpstream, type FakeOpenAiUpstream } from '../fixtures/upstreams/openai-upstream';
 
@@ -27,7 +28,7 @@ describe('upstream transport', () => {
     transports.push(transport);
     return transport;
   };
-  const post = (transport: UpstreamTransport, signal?: AbortSignal) =>
+  const post = (transport: UpstreamTransport, signal?: CallSignal) =>
     transport.send({
       url: `${upstream.baseUrl}/chat/completions`,
       headers: { 'content-type': 'application/json' },
@@ -129,6 +130,25 @@ describe('upstream transport', () => {
     setTimeout(() => controller.abort(), 50);
     await assert.rejects(post(make(), controller.signal));
     await upstream.waitForAborts(1);
+    assert.equal(upstream.requests.length, 1);
+  });
+
+  it("aborts the upstream call when a request's CallAbort fires (undici's EventEmitter-shaped signal)", async () => {
+    upstream.script({ kind: 'hang' });
+    const abort = new CallAbort();
+    setTimeout(() => abort.abort(), 50);
+    await assert.rejects(post(make(), abort), (err: unknown) => (err as Error).name === 'AbortError');
+    await upstream.waitForAborts(1);
+    assert.equal(upstream.requests.length, 1);
+  });
+
+  it('a CallAbort fired during a retry backoff ends the wait at once', async () => {
+    upstream.script({ kind: 'json', status: 503, body: { error: { message: 'busy' } } });
+    const abort = new CallAbort();
+    const started = Date.now();
+    setTimeout(() => abort.abort(), 50);
+    await assert.rejects(post(make({ retries: { max: 2, baseDelayMs: 5000, maxDelayMs: 5000 } }), abort));
+    assert.ok(Date.now() - started < 2000, `the backoff was not cut short (${Date.now() - started} ms)`);
     assert.equal(upstream.requests.length, 1);
   });
 

@@ -41,13 +41,12 @@ export const createChatCompletion: Handler = async (ctx, services) => {
   const stream = request.stream === true;
   const { provider, upstreamModel } = resolved;
   const call = new UpstreamCall(ctx, services, resolved);
-  const options = { signal: ctx.signal, requestId: ctx.requestId };
 
   if (provider.forward && provider.forwards?.includes('chat')) {
     const body = passThroughBody(ctx, request, request.model, upstreamModel, dlpEdit(ctx));
     let response;
     try {
-      response = await provider.forward('chat', body, { ...options, stream });
+      response = await provider.forward('chat', body, { signal: ctx.abort, requestId: ctx.requestId, stream });
     } catch (err) {
       call.fail(err);
       throw err;
@@ -55,6 +54,7 @@ export const createChatCompletion: Handler = async (ctx, services) => {
     return stream ? relaySse(ctx, response, call, chatStreamError) : relayJson(response, call);
   }
 
+  const options = { signal: ctx.abort.signal, requestId: ctx.requestId };
   const canonical = canonicalChatRequest(ctx, request);
   if (stream) return streamChatChunks(ctx, provider.chatStream(canonical, upstreamModel, options), call);
   try {

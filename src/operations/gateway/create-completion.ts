@@ -35,7 +35,7 @@ export const createCompletion: Handler = async (ctx, services) => {
   const call = new UpstreamCall(ctx, services, resolved);
   let response;
   try {
-    response = await provider.forward('completions', body, { signal: ctx.signal, requestId: ctx.requestId, stream });
+    response = await provider.forward('completions', body, { signal: ctx.abort, requestId: ctx.requestId, stream });
   } catch (err) {
     call.fail(err);
     throw err;

@@ -54,13 +54,12 @@ export const createMessage: Handler = async (ctx, services) => {
   const { provider, upstreamModel } = resolved;
   const stream = body['stream'] === true;
   const call = new UpstreamCall(ctx, services, resolved);
-  const options = { signal: ctx.signal, requestId: ctx.requestId };
 
   if (provider.forward && provider.forwards?.includes('messages')) {
     const bytes = passThroughBody(ctx, body, model, upstreamModel, messagesDlpEdit(ctx));
     let response;
     try {
-      response = await provider.forward('messages', bytes, { ...options, stream });
+      response = await provider.forward('messages', bytes, { signal: ctx.abort, requestId: ctx.requestId, stream });
     } catch (err) {
       call.fail(err);
       throw err;
@@ -68,6 +67,7 @@ export const createMessage: Handler = async (ctx, services) => {
     return stream ? relaySse(ctx, response, call, anthropicStreamError) : relayJson(response, call);
   }
 
+  const options = { signal: ctx.abort.signal, requestId: ctx.requestId };
   const { copy } = transformedCopy(ctx, body, null);
   const canonical = messagesRequestToChat(copy);
   delete canonical['stream'];

@@ -61,11 +61,11 @@ export async function relaySse(ctx: RequestContext, response: UpstreamResponse, 
     }
     const rest = aligner.rest();
     if (rest && sse.open) await sse.write(rest);
-    if (ctx.signal.aborted || !sse.open) call.finish('aborted');
+    if (ctx.abort.aborted || !sse.open) call.finish('aborted');
     else call.finish('ok');
   } catch (err) {
     call.fail(err);
-    if (!ctx.signal.aborted) writeError(sse, toGatewayError(err));
+    if (!ctx.abort.aborted) writeError(sse, toGatewayError(err));
   } finally {
     const usage = tail.usage();
     call.usage(usage?.promptTokens ?? 0, usage?.completionTokens ?? 0);

@@ -64,7 +64,7 @@ export async function streamSse<T>(ctx: RequestContext, source: AsyncIterable<T>
     }
   } catch (err) {
     call.fail(err);
-    if (!ctx.signal.aborted) format.writeError(sse, toGatewayError(err));
+    if (!ctx.abort.aborted) format.writeError(sse, toGatewayError(err));
   } finally {
     // Leaving early (client gone) closes the source, which releases the upstream connection.
     await iterator.return?.().catch(() => undefined);

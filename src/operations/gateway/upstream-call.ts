@@ -21,7 +21,7 @@ function upstreamTimer(metrics: Metrics): TimerOf {
 
 export type UpstreamOutcome = 'ok' | 'error' | 'timeout' | 'aborted';
 
-export function outcomeOf(err: unknown, signal: AbortSignal): UpstreamOutcome {
+export function outcomeOf(err: unknown, signal: { readonly aborted: boolean }): UpstreamOutcome {
   if (signal.aborted) return 'aborted';
   if (isGatewayError(err) && err.code === 'upstream_timeout') return 'timeout';
   return 'error';
@@ -52,6 +52,6 @@ export class UpstreamCall {
   }
 
   fail(err: unknown): void {
-    this.finish(outcomeOf(err, this.ctx.signal));
+    this.finish(outcomeOf(err, this.ctx.abort));
   }
 }

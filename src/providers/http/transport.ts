@@ -3,9 +3,11 @@
 // 429 and 5xx, honouring Retry-After) that only happen before anything reached the caller, the SSRF
 // guard, and aborts. Built on undici directly (not fetch) for its per-origin pools, its per-request
 // headers/body timeouts and its zero-copy Buffer body iteration.
+import type { EventEmitter } from 'node:events';
 import { Agent, type Dispatcher } from 'undici';
 import type { ProviderConfig } from '../../config/types';
 import { GatewayError } from '../../http/errors';
+import { abortSignalOf, type CallSignal } from './call-abort';
 import { assertPublicLiteral, guardedLookup, SsrfBlockedError } from './ssrf-guard';
 
 export interface UpstreamRequest {
@@ -13,7 +15,7 @@ export interface UpstreamRequest {
   method?: 'POST' | 'GET';
   headers: Record<string, string>;
   body?: string | Buffer;
-  signal?: AbortSignal;
+  signal?: CallSignal;
 }
 
 export interface UpstreamResponse {
@@ -112,7 +114,8 @@ export function retryAfterMs(headers: Record<string, string | string[] | undefin
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+function sleep(ms: number, callSignal: CallSignal | undefined): Promise<void> {
+  const signal = callSignal && abortSignalOf(callSignal);
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason as Error);
@@ -362,7 +365,8 @@ export class UpstreamTransport {
           method: request.method ?? 'POST',
           headers: request.headers,
           body: request.body ?? null,
-          signal: signal ?? null,
+          // undici takes an AbortSignal or anything EventEmitter-shaped (a CallAbort is the latter).
+          signal: (signal as AbortSignal | EventEmitter | undefined) ?? null,
           headersTimeout: this.firstByteMs,
           bodyTimeout: this.idleMs,
         });
