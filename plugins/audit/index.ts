@@ -3,9 +3,8 @@
 // batched off the request path; close() (shutdown) flushes everything.
 import { memoLabels } from '../../src/log/metrics';
 import { definePlugin } from '../../src/pipeline/plugin';
-import type { AuditRecord, UsageRecord } from '../../src/store/types';
-import { BatchWriter } from './batch-writer';
-import { auditRecordOf, usageRecordsOf } from './records';
+import { JsonBatchWriter } from './json-batches';
+import { auditRecordOf, usageJsonOf } from './records';
 
 export interface AuditConfig {
   enabled: boolean;
@@ -13,12 +12,6 @@ export interface AuditConfig {
   batchSize: number;
   maxBuffered: number;
   excludeOperations: string[];
-}
-
-/** What one finished call leaves to write: its audit record (unless excluded) and its usage records. */
-interface CallRecords {
-  audit: AuditRecord | null;
-  usage: UsageRecord[] | null;
 }
 
 export const AUDIT_DEFAULTS: AuditConfig = {
@@ -74,37 +67,29 @@ export default definePlugin<AuditConfig>({
     const config = { ...AUDIT_DEFAULTS, ...partial };
     const excluded = new Set(config.excludeOperations);
     // One writer for both kinds: a call's audit record and its usage records travel in the same batch,
-    // written by one store call (one statement on the SQL stores) instead of two.
-    const writer = new BatchWriter<CallRecords>({
+    // written by one store call (one statement on the SQL stores) instead of two, as JSON text.
+    const writer = new JsonBatchWriter({
       batchSize: config.batchSize,
       flushIntervalMs: config.flushIntervalMs,
       maxBuffered: config.maxBuffered,
       logger: deps.logger,
-      name: 'audit',
-      write: (calls) => {
-        const audit: AuditRecord[] = [];
-        const usage: UsageRecord[] = [];
-        for (const call of calls) {
-          if (call.audit) audit.push(call.audit);
-          if (call.usage) usage.push(...call.usage);
-        }
-        return deps.store.audit.insertMany(audit, usage);
-      },
+      write: (batch) => deps.store.audit.insertJson(batch),
     });
     const tokens = memoLabels((...values) => deps.metrics.upstreamTokens.labels(...values));
 
     return {
       onFinish(ctx, info) {
         const at = new Date().toISOString();
-        const audit = excluded.has(ctx.route.operationId) ? null : auditRecordOf(ctx, info, at);
-        const usage = ctx.usage.length === 0 ? null : usageRecordsOf(ctx, at);
-        if (usage) {
-          for (const record of usage) {
-            tokens(record.orgId, record.model, 'prompt').inc(record.promptTokens);
-            tokens(record.orgId, record.model, 'completion').inc(record.completionTokens);
+        const audit = excluded.has(ctx.route.operationId) ? null : JSON.stringify(auditRecordOf(ctx, info, at));
+        const principal = ctx.principal;
+        if (principal) {
+          for (const report of ctx.usage) {
+            tokens(principal.orgId, report.model, 'prompt').inc(report.promptTokens);
+            tokens(principal.orgId, report.model, 'completion').inc(report.completionTokens);
           }
         }
-        if (audit || usage?.length) writer.add({ audit, usage });
+        const usage = usageJsonOf(ctx, at);
+        if (audit !== null || usage.length > 0) writer.add(audit, usage);
       },
       async close() {
         await writer.close();

@@ -22,18 +22,22 @@ export function auditRecordOf(ctx: RequestContext, info: FinishInfo, at: string)
   };
 }
 
-/** Usage records of the upstream calls a request made (only for a known organization). */
-export function usageRecordsOf(ctx: RequestContext, at: string): UsageRecord[] {
+/** The usage records of the upstream calls a request made, each as JSON text (empty without an organization). */
+export function usageJsonOf(ctx: RequestContext, at: string): string[] {
   const principal = ctx.principal;
-  if (!principal) return [];
-  return ctx.usage.map((u) => ({
-    at,
-    orgId: principal.orgId,
-    userId: principal.userId,
-    keyId: principal.keyId,
-    model: u.model,
-    promptTokens: u.promptTokens,
-    completionTokens: u.completionTokens,
-    requestId: ctx.requestId,
-  }));
+  if (!principal || ctx.usage.length === 0) return NO_USAGE;
+  return ctx.usage.map((u) =>
+    JSON.stringify({
+      at,
+      orgId: principal.orgId,
+      userId: principal.userId,
+      keyId: principal.keyId,
+      model: u.model,
+      promptTokens: u.promptTokens,
+      completionTokens: u.completionTokens,
+      requestId: ctx.requestId,
+    } satisfies UsageRecord),
+  );
 }
+
+const NO_USAGE: string[] = [];

@@ -152,6 +152,15 @@ export interface ResponseRepository {
   listEvents(responseId: string, after: number): Promise<ResponseEventRecord[]>;
 }
 
+/**
+ * Audit and usage records as JSON array texts (UTF-8), each item an AuditRecord / UsageRecord with the
+ * same property names. The audit plugin keeps its batches in this form, outside the V8 heap.
+ */
+export interface RecordsJson {
+  audit: Buffer;
+  usage: Buffer;
+}
+
 export interface AuditRepository {
   /**
    * Writes audit records and, in the same write, the usage records of those calls (on the SQL stores
@@ -159,6 +168,8 @@ export interface AuditRepository {
    * retried batch does not duplicate audit records.
    */
   insertMany(records: readonly AuditRecord[], usage?: readonly UsageRecord[]): Promise<void>;
+  /** The same write as insertMany, from the records' JSON texts (the SQL stores pass them through as they are). */
+  insertJson(batch: RecordsJson): Promise<void>;
   /** Oldest first, keyset-paginated. */
   list(query: AuditQuery): Promise<AuditRecord[]>;
 }

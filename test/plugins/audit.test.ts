@@ -4,11 +4,12 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import auditPlugin from '../../plugins/audit';
-import { BatchWriter } from '../../plugins/audit/batch-writer';
+import { JsonArrayBuilder, JsonBatchWriter } from '../../plugins/audit/json-batches';
 import { decodeAuditCursor } from '../../src/operations/admin/audit-cursor';
 import { listAuditRecords } from '../../src/operations/admin/list-audit-records';
 import { createLogger } from '../../src/log/logger';
 import { createMetrics } from '../../src/log/metrics';
+import type { RecordsJson } from '../../src/store/port';
 import type { AuditRecord, UsageRecord } from '../../src/store/types';
 import { startTestGateway, TEST_KEYS, type TestGateway } from '../helpers/gateway';
 import { openTestStore } from '../helpers/store';
@@ -16,19 +17,39 @@ import { openTestStore } from '../helpers/store';
 const logger = createLogger({ level: 'error', silent: true });
 const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
 
+/** A writer whose batches are read back as arrays of numbers (audit items) for the assertions. */
 function writer(
-  write: (records: readonly number[]) => Promise<void>,
+  write: (calls: readonly number[]) => Promise<void>,
   options: Partial<{ batchSize: number; flushIntervalMs: number; maxBuffered: number }> = {},
 ) {
-  return new BatchWriter<number>({ name: 'test', write, batchSize: 3, flushIntervalMs: 60_000, maxBuffered: 100, logger, ...options });
+  return new JsonBatchWriter({
+    write: (batch) => write(JSON.parse(batch.audit.toString('utf8')) as number[]),
+    batchSize: 3,
+    flushIntervalMs: 60_000,
+    maxBuffered: 100,
+    logger,
+    ...options,
+  });
 }
+const add = (w: JsonBatchWriter, n: number): void => w.add(JSON.stringify(n), []);
 
 describe('plugins/audit', () => {
-  describe('BatchWriter', () => {
+  describe('JsonArrayBuilder', () => {
+    it('builds a JSON array item by item, growing past its first buffer, multi-byte text included', () => {
+      const builder = new JsonArrayBuilder(16);
+      const items = ['a', 'é'.repeat(40), '😀 emoji', 'x'.repeat(1000), { nested: ['"quoted"', null] }];
+      for (const item of items) builder.push(JSON.stringify(item));
+      assert.equal(builder.count, items.length);
+      assert.deepEqual(JSON.parse(builder.finish().toString('utf8')), items);
+      assert.equal(new JsonArrayBuilder().finish().toString(), '[]');
+    });
+  });
+
+  describe('JsonBatchWriter', () => {
     it('writes a full batch at once and the rest on the interval', async () => {
       const batches: number[][] = [];
       const w = writer(async (r) => void batches.push([...r]), { flushIntervalMs: 30 });
-      [1, 2, 3, 4].forEach((n) => w.add(n));
+      [1, 2, 3, 4].forEach((n) => add(w, n));
       await tick();
       assert.deepEqual(batches, [[1, 2, 3]]);
       await tick(60);
@@ -43,32 +64,81 @@ describe('plugins/audit', () => {
         if (fail) throw new Error('store down');
         batches.push([...r]);
       });
-      [1, 2].forEach((n) => w.add(n));
+      [1, 2].forEach((n) => add(w, n));
       await w.flush();
       assert.equal(w.pending, 2);
-      w.add(3);
+      add(w, 3);
+      await w.flush();
+      assert.equal(w.pending, 3, 'still failing: both batches kept');
       fail = false;
       await w.flush();
-      await w.flush();
-      assert.deepEqual(batches, [[1, 2, 3]]);
+      assert.deepEqual(batches, [[1, 2], [3]]);
+      assert.equal(w.pending, 0);
     });
 
-    it('drops the oldest records beyond maxBuffered instead of growing without bound', async () => {
-      const w = writer(
-        async () => {
-          throw new Error('store down');
-        },
-        { maxBuffered: 5, batchSize: 100 },
-      );
-      for (let i = 0; i < 8; i++) w.add(i);
-      assert.equal(w.pending, 5);
+    it('writes a usage-only call (its audit record excluded) in the usage array', async () => {
+      const written: { audit: unknown[]; usage: unknown[] }[] = [];
+      const w = new JsonBatchWriter({
+        write: async (b) => void written.push({ audit: JSON.parse(b.audit.toString()) as unknown[], usage: JSON.parse(b.usage.toString()) as unknown[] }),
+        batchSize: 10,
+        flushIntervalMs: 60_000,
+        maxBuffered: 100,
+        logger,
+      });
+      w.add(null, ['{"model":"a"}', '{"model":"b"}']);
+      w.add('{"id":"x"}', []);
       await w.close();
+      assert.deepEqual(written, [{ audit: [{ id: 'x' }], usage: [{ model: 'a' }, { model: 'b' }] }]);
+    });
+
+    it('drops the oldest batches beyond maxBuffered calls instead of growing without bound', async () => {
+      const batches: number[][] = [];
+      let fail = true;
+      const w = writer(
+        async (r) => {
+          if (fail) throw new Error('store down');
+          batches.push([...r]);
+        },
+        { maxBuffered: 4, batchSize: 2 },
+      );
+      for (let i = 0; i < 9; i++) add(w, i);
+      await w.flush();
+      assert.ok(w.pending <= 4, `pending ${w.pending}`);
+      fail = false;
+      await w.close();
+      assert.deepEqual(batches.flat(), [6, 7, 8], 'the newest calls are the ones kept (whole batches are dropped)');
+    });
+
+    it("reuses written batches' memory, never while a write still reads it", async () => {
+      const seen: number[] = [];
+      const buffers = new Set<ArrayBufferLike>();
+      const w = new JsonBatchWriter({
+        write: async (batch) => {
+          buffers.add(batch.audit.buffer);
+          await tick(5); // more calls arrive and batches are sealed while this write is in flight
+          seen.push(...(JSON.parse(batch.audit.toString('utf8')) as number[]));
+        },
+        batchSize: 2,
+        flushIntervalMs: 60_000,
+        maxBuffered: 1000,
+        logger,
+      });
+      for (let i = 0; i < 40; i++) {
+        add(w, i);
+        if (i % 3 === 0) await tick(1);
+      }
+      await w.close();
+      assert.deepEqual(
+        seen,
+        Array.from({ length: 40 }, (_, i) => i),
+      );
+      assert.ok(buffers.size < 20, `20 batches written from ${buffers.size} buffers`);
     });
 
     it('close() writes everything buffered', async () => {
       const written: number[] = [];
       const w = writer(async (r) => void written.push(...r), { batchSize: 2 });
-      for (let i = 0; i < 7; i++) w.add(i);
+      for (let i = 0; i < 7; i++) add(w, i);
       await w.close();
       assert.deepEqual(written, [0, 1, 2, 3, 4, 5, 6]);
     });
@@ -81,9 +151,9 @@ describe('plugins/audit', () => {
       const metrics = createMetrics();
       const store = {
         audit: {
-          insertMany: async (r: readonly AuditRecord[], u: readonly UsageRecord[] = []) => {
-            audit.push(...r);
-            usage.push(...u);
+          insertJson: async (batch: RecordsJson) => {
+            audit.push(...(JSON.parse(batch.audit.toString('utf8')) as AuditRecord[]));
+            usage.push(...(JSON.parse(batch.usage.toString('utf8')) as UsageRecord[]));
           },
         },
       };
@@ -189,10 +259,10 @@ describe('plugins/audit', () => {
 
     it('records a 401 (no organization known) without the key that was tried', async () => {
       const inserted: AuditRecord[] = [];
-      const original = gw.store.audit.insertMany.bind(gw.store.audit);
-      gw.store.audit.insertMany = async (records) => {
-        inserted.push(...records);
-        return original(records);
+      const original = gw.store.audit.insertJson.bind(gw.store.audit);
+      gw.store.audit.insertJson = async (batch) => {
+        inserted.push(...(JSON.parse(batch.audit.toString('utf8')) as AuditRecord[]));
+        return original(batch);
       };
       try {
         await request(gw.url).get('/v1/agents/list').set('x-api-key', 'agw_wrong_key_0000000000000').set('x-request-id', 'audit-401').expect(401);
@@ -206,7 +276,7 @@ describe('plugins/audit', () => {
         assert.equal(record.route, '/v1/agents/list');
         assert.ok(!JSON.stringify(record).includes('agw_wrong_key'));
       } finally {
-        gw.store.audit.insertMany = original;
+        gw.store.audit.insertJson = original;
       }
     });
 

@@ -149,7 +149,7 @@ export function mongoResponses(c: Collections): ResponseRepository {
 }
 
 export function mongoAudit(c: Collections): AuditRepository {
-  return {
+  const repository: AuditRepository = {
     async insertMany(records, usage = []) {
       // Ids are unique: a batch retried after a failed flush does not duplicate records.
       await insertManyIgnoringDuplicates(
@@ -171,6 +171,10 @@ export function mongoAudit(c: Collections): AuditRepository {
       );
       await insertUsageDocs(c, usage);
     },
+    async insertJson(batch) {
+      // MongoDB takes documents: the texts are parsed here (the SQL stores pass them through).
+      await repository.insertMany(JSON.parse(batch.audit.toString('utf8')) as AuditRecord[], JSON.parse(batch.usage.toString('utf8')) as UsageRecord[]);
+    },
     async list(query) {
       if (query.limit <= 0) return [];
       const and: Filter<AuditDoc>[] = [{ orgId: query.orgId }];
@@ -183,6 +187,7 @@ export function mongoAudit(c: Collections): AuditRepository {
       return docs.map(toAudit);
     },
   };
+  return repository;
 }
 
 async function insertUsageDocs(c: Collections, records: readonly UsageRecord[]): Promise<void> {

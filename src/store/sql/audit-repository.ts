@@ -1,7 +1,7 @@
 import type { AuditRepository } from '../port';
 import type { AuditRecord } from '../types';
-import type { SqlExecutor } from './database';
-import { insertUsage, insertUsageStatement, USAGE_BATCH } from './usage-repository';
+import { JsonBytes, type SqlExecutor } from './database';
+import { insertUsage, insertUsageStatement, INSERT_USAGE, USAGE_BATCH } from './usage-repository';
 import { iso, type Timestamp } from './rows';
 
 interface AuditRow {
@@ -53,6 +53,9 @@ const INSERT_AUDIT_AND_USAGE = `WITH usage AS (${insertUsageStatement(2)}) ${INS
 /** Rows per statement: bounds the size of one JSON parameter. */
 const BATCH = 1000;
 
+/** `[]`: an empty JSON array text. */
+const isEmptyArray = (json: Buffer): boolean => json.length <= 2;
+
 export function sqlAudit(db: SqlExecutor): AuditRepository {
   return {
     async insertMany(records, usage = []) {
@@ -66,6 +69,13 @@ export function sqlAudit(db: SqlExecutor): AuditRepository {
         await db.query(INSERT_AUDIT, [JSON.stringify(batch)]);
       }
       await insertUsage(db, usage);
+    },
+    async insertJson({ audit, usage }) {
+      // The texts go to the server as they are: one statement for both kinds, or one for the kind present.
+      if (isEmptyArray(usage)) {
+        if (!isEmptyArray(audit)) await db.query(INSERT_AUDIT, [new JsonBytes(audit)]);
+      } else if (isEmptyArray(audit)) await db.query(INSERT_USAGE, [new JsonBytes(usage)]);
+      else await db.query(INSERT_AUDIT_AND_USAGE, [new JsonBytes(audit), new JsonBytes(usage)]);
     },
     async list(query) {
       const rows = await db.query<AuditRow>(

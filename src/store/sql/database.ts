@@ -12,7 +12,25 @@ function loadPg(): typeof PgModule {
   return require('pg') as typeof PgModule;
 }
 
-export type SqlParam = string | number | boolean | null | readonly string[];
+/**
+ * A json parameter given as UTF-8 bytes: node-postgres sends a Buffer as it is (json's binary form is
+ * its text), PGlite, which would take a Buffer for bytea, gets it decoded.
+ */
+export class JsonBytes {
+  constructor(readonly bytes: Buffer) {}
+}
+
+export type SqlParam = string | number | boolean | null | readonly string[] | JsonBytes;
+
+/** Parameters as a driver takes them: JsonBytes as a Buffer (node-postgres) or a string (PGlite). */
+function driverParams(params: readonly SqlParam[], asText: boolean): unknown[] {
+  const out: unknown[] = new Array(params.length);
+  for (let i = 0; i < params.length; i++) {
+    const param = params[i];
+    out[i] = param instanceof JsonBytes ? (asText ? param.bytes.toString('utf8') : param.bytes) : param;
+  }
+  return out;
+}
 
 export interface SqlExecutor {
   /** Runs one statement with $1.. parameters and returns its rows. */
@@ -71,7 +89,7 @@ export async function openPglite(storePath: string): Promise<SqlDatabase> {
   return {
     kind: 'embedded',
     async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
-      return (await db.query<R>(text, [...params])).rows;
+      return (await db.query<R>(text, driverParams(params, true))).rows;
     },
     async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
       // PGlite's transaction() holds its transaction mutex for the whole callback, so concurrent callers
@@ -79,7 +97,7 @@ export async function openPglite(storePath: string): Promise<SqlDatabase> {
       return db.transaction(async (tx) =>
         fn({
           async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
-            return (await tx.query<R>(text, [...params])).rows;
+            return (await tx.query<R>(text, driverParams(params, true))).rows;
           },
         }),
       );
@@ -104,7 +122,7 @@ export function openPostgres(options: PostgresOptions): SqlDatabase {
   return {
     kind: 'postgres',
     async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
-      return (await pool.query<R & PgModule.QueryResultRow>(text, [...params])).rows;
+      return (await pool.query<R & PgModule.QueryResultRow>(text, driverParams(params, false))).rows;
     },
     async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
       const client = await pool.connect();
@@ -113,7 +131,7 @@ export function openPostgres(options: PostgresOptions): SqlDatabase {
         await client.query('BEGIN');
         const result = await fn({
           async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
-            return (await client.query<R & PgModule.QueryResultRow>(text, [...params])).rows;
+            return (await client.query<R & PgModule.QueryResultRow>(text, driverParams(params, false))).rows;
           },
         });
         await client.query('COMMIT');

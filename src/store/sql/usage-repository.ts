@@ -13,7 +13,7 @@ export function insertUsageStatement(param: number): string {
     "promptTokens" int, "completionTokens" int, "requestId" text)`;
 }
 
-const INSERT_USAGE = insertUsageStatement(1);
+export const INSERT_USAGE = insertUsageStatement(1);
 
 /** Rows per statement: bounds the size of one JSON parameter. */
 export const USAGE_BATCH = 1000;

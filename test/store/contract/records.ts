@@ -149,6 +149,21 @@ export function recordsContract(h: StoreHandle): void {
       ]);
     });
 
+    it('writes the same from JSON texts (insertJson), and a retried batch adds no audit record twice', async () => {
+      const org = uid('org');
+      const base = { orgId: org, userId: 'u', keyId: 'k', requestId: 'r' };
+      const records = [audit(org, T0), audit(org, T0 + 1000)];
+      const usage = [{ ...base, at: at(T0), model: 'é-model', promptTokens: 3, completionTokens: 1 }];
+      const json = (items: readonly unknown[]): Buffer => Buffer.from(JSON.stringify(items));
+      await h.store.audit.insertJson({ audit: json(records), usage: json(usage) });
+      await h.store.audit.insertJson({ audit: json(records.slice(1)), usage: json([]) });
+      await h.store.audit.insertJson({ audit: json([]), usage: json([{ ...usage[0]!, at: at(T0 + 2000), promptTokens: 4 }]) });
+      await h.store.audit.insertJson({ audit: json([]), usage: json([]) });
+      const listed = await h.store.audit.list({ orgId: org, since: null, limit: 10, after: null });
+      assert.deepEqual(listed, records);
+      assert.deepEqual(await h.store.usage.totals(org, null), [{ model: 'é-model', requests: 2, promptTokens: 7, completionTokens: 2 }]);
+    });
+
     it('totals usage per model for an organization since a time', async () => {
       const org = uid('org');
       const base = { orgId: org, userId: 'u', keyId: 'k', requestId: 'r' };
