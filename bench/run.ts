@@ -1,8 +1,9 @@
 // `npm run bench`: the gateway's overhead against a direct call to the same upstream and against the
 // floor (a minimal node:http pass-through proxy), as ratios measured in one run.
 //
-// Processes: the fake upstream and the load generator share core 0; the proxy under test (floor or
-// gateway) gets core 1 alone (taskset), so the floor and the gateway are measured on the same footing.
+// Processes: the fake upstream and the load generator share core 0, with the database (a local
+// PostgreSQL server, the embedded store's database process); the proxy under test (floor or gateway)
+// gets core 1 alone (taskset), so the floor and the gateway are measured on the same footing.
 // The gateway runs as `npm start` would, with the auth, rateLimit, audit and stripFields plugins on.
 //
 //   npm run bench                      the full matrix (non-streaming and streaming, c = 1, 16, 64)
@@ -91,6 +92,21 @@ function localPostgresPids(): number[] {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') pids.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
+/** Pids of the processes whose parent is `pid` (the embedded store's database process). */
+function childPids(pid: number): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) pids.push(Number(entry));
     } catch {
       // exited meanwhile
     }
@@ -268,7 +284,7 @@ async function main(): Promise<void> {
     }
     // Every gateway under test runs at once on core 1 (an idle one costs next to nothing) and is
     // measured in turn, so each cell compares them with the same direct and floor figures.
-    const gateways: { store: StoreKind; url: string; pid: number }[] = [];
+    const gateways: { store: StoreKind; url: string; pid: number; databasePids: number[] }[] = [];
     for (const store of stores) {
       const config = gatewayConfig(dir, upstreamPort, store, schema?.url ?? null);
       // The gateway runs with a clean environment, except NODE_OPTIONS when the operator sets one (e.g. a
@@ -279,7 +295,11 @@ async function main(): Promise<void> {
       const nodeArgs = (process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
       const gateway = await startPinned(1, [...nodeArgs, MAIN, 'serve', '--config', config], env);
       children.push(gateway.child);
-      gateways.push({ store, url: `http://127.0.0.1:${String(gateway.info['port'])}/v1/chat/completions`, pid: gateway.child.pid! });
+      // The embedded store's database runs in a child process of the gateway: like the PostgreSQL
+      // server, it leaves core 1 to the gateway and joins the upstream and load generator on core 0.
+      const databasePids = store === 'embedded' ? childPids(gateway.child.pid!) : [];
+      if (hasTaskset) for (const pid of databasePids) spawnSync('taskset', ['-a', '-p', '-c', '0', String(pid)], { stdio: 'ignore' });
+      gateways.push({ store, url: `http://127.0.0.1:${String(gateway.info['port'])}/v1/chat/completions`, pid: gateway.child.pid!, databasePids });
     }
     const direct = `http://127.0.0.1:${upstreamPort}/v1/chat/completions`;
     const floorUrl = `http://127.0.0.1:${String(floor.info['port'])}/v1/chat/completions`;
@@ -293,7 +313,7 @@ async function main(): Promise<void> {
       `agent-gateway benchmark: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version}, ${durationMs / 1000} s per run, median of ${repeat} interleaved runs per cell`,
     );
     console.log(
-      `proxy under test pinned to core 1; upstream and load generator on core 0${postgresPin?.pinned ? ', with the local PostgreSQL server' : ''}; gateway plugins: auth, rateLimit, audit, stripFields; stores: ${stores.join(', ')}`,
+      `proxy under test pinned to core 1; upstream and load generator on core 0${postgresPin?.pinned ? ', with the local PostgreSQL server' : ''}${stores.includes('embedded') ? " and the embedded store's database process" : ''}; gateway plugins: auth, rateLimit, audit, stripFields; stores: ${stores.join(', ')}`,
     );
     console.log(`gateway NODE_OPTIONS: ${process.env['NODE_OPTIONS'] || '(none)'}; node flags: ${process.env['BENCH_GATEWAY_NODE_ARGS'] || '(none)'}\n`);
     const rows: string[][] = [];
@@ -359,7 +379,9 @@ async function main(): Promise<void> {
       const peak = rssOf(gateway.pid, 'VmHWM');
       const list = checks.get(gateway.store)!;
       list.push(check('gateway peak RSS < 150 MB', peak < 150, `${fmt(peak, 1)} MB`));
-      console.log(`\ngateway with the ${gateway.store} store: peak RSS ${fmt(peak, 1)} MB`);
+      const databasePeak = gateway.databasePids.reduce((sum, pid) => sum + rssOf(pid, 'VmHWM'), 0);
+      const databaseNote = gateway.databasePids.length > 0 ? ` (its embedded database process, on core 0: ${fmt(databasePeak, 1)} MB)` : '';
+      console.log(`\ngateway with the ${gateway.store} store: peak RSS ${fmt(peak, 1)} MB${databaseNote}`);
       for (const line of list) console.log(`  ${line}`);
     }
   } finally {

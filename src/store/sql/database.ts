@@ -4,6 +4,8 @@ import { spawn } from 'node:child_process';
 import { access, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type PgModule from 'pg';
+import { driverParams, type SqlParam } from './params';
+import { openPgliteProcess } from './pglite-process';
 
 // Each driver is loaded only by the store that uses it: a postgres gateway does not carry PGlite's
 // JavaScript in memory, nor an embedded one node-postgres.
@@ -12,25 +14,7 @@ function loadPg(): typeof PgModule {
   return require('pg') as typeof PgModule;
 }
 
-/**
- * A json parameter given as UTF-8 bytes: node-postgres sends a Buffer as it is (json's binary form is
- * its text), PGlite, which would take a Buffer for bytea, gets it decoded.
- */
-export class JsonBytes {
-  constructor(readonly bytes: Buffer) {}
-}
-
-export type SqlParam = string | number | boolean | null | readonly string[] | JsonBytes;
-
-/** Parameters as a driver takes them: JsonBytes as a Buffer (node-postgres) or a string (PGlite). */
-function driverParams(params: readonly SqlParam[], asText: boolean): unknown[] {
-  const out: unknown[] = new Array(params.length);
-  for (let i = 0; i < params.length; i++) {
-    const param = params[i];
-    out[i] = param instanceof JsonBytes ? (asText ? param.bytes.toString('utf8') : param.bytes) : param;
-  }
-  return out;
-}
+export { JsonBytes, type SqlParam } from './params';
 
 export interface SqlExecutor {
   /** Runs one statement with $1.. parameters and returns its rows. */
@@ -50,7 +34,7 @@ export interface SqlDatabase extends SqlExecutor {
 
 /**
  * PGlite's shared buffers: PostgreSQL's default (128 MB) is sized for a dedicated server; the embedded
- * store shares the gateway's process, and its WebAssembly memory never shrinks once grown.
+ * store's process sits beside the gateway's, and its WebAssembly memory never shrinks once grown.
  */
 const PGLITE_SHARED_BUFFERS = '16MB';
 
@@ -76,36 +60,17 @@ require(modulePath).PGlite.create({ dataDir }).then((db) => db.close()).then(
 }
 
 /** The embedded database lives in `<store.path>/pgdata`: the store directory also holds the lock file and socket. */
-export async function openPglite(storePath: string): Promise<SqlDatabase> {
+export async function openPglite(storePath: string): Promise<SqlDatabase & { readonly pid: number | undefined }> {
   const dataDir = path.join(path.resolve(storePath), 'pgdata');
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  const { PGlite } = await import('@electric-sql/pglite');
+  const modulePath = require.resolve('@electric-sql/pglite');
   const initialised = await access(path.join(dataDir, 'PG_VERSION')).then(
     () => true,
     () => false,
   );
-  if (!initialised) await initPgliteDataDir(dataDir, require.resolve('@electric-sql/pglite'));
-  const db = await PGlite.create({ dataDir, startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`] });
-  return {
-    kind: 'embedded',
-    async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
-      return (await db.query<R>(text, driverParams(params, true))).rows;
-    },
-    async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-      // PGlite's transaction() holds its transaction mutex for the whole callback, so concurrent callers
-      // in this process run one after another: the in-process equivalent of row locks.
-      return db.transaction(async (tx) =>
-        fn({
-          async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
-            return (await tx.query<R>(text, driverParams(params, true))).rows;
-          },
-        }),
-      );
-    },
-    async close(): Promise<void> {
-      if (!db.closed) await db.close();
-    },
-  };
+  if (!initialised) await initPgliteDataDir(dataDir, modulePath);
+  // The database runs in a child process of its own (pglite-process.ts says why).
+  return openPgliteProcess({ dataDir, modulePath, extraStartParams: ['-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`] });
 }
 
 export interface PostgresOptions {

@@ -1,0 +1,132 @@
+// The embedded database's own process: statements run there (not on the gateway's thread), a
+// transaction keeps other statements out until it ends, a crashed process is started again with the
+// committed data intact, and the process never outlives the gateway that started it.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { openPglite } from '../../src/store/sql/database';
+import { JsonBytes } from '../../src/store/sql/params';
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('embedded store: PGlite in a process of its own', function () {
+  this.timeout(60_000);
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'agw-pglite-proc-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('runs statements in a child process, JSON bytes and PostgreSQL errors carried across', async () => {
+    const db = await openPglite(dir);
+    try {
+      assert.ok(db.pid && db.pid !== process.pid);
+      const status = await readFile(`/proc/${db.pid}/status`, 'utf8');
+      assert.match(status, /PPid:\s+(\d+)/);
+      assert.equal(Number(/PPid:\s+(\d+)/.exec(status)![1]), process.pid, 'a child of this process');
+      const [row] = await db.query<{ n: number; at: Date; j: unknown }>(
+        `SELECT count(*)::int AS n, max(x.at) AS at, json_agg(x.name) AS j FROM json_to_recordset($1::json) AS x(at timestamptz, name text)`,
+        [
+          new JsonBytes(
+            Buffer.from(
+              JSON.stringify([
+                { at: '2026-01-02T03:04:05.000Z', name: 'é' },
+                { at: '2025-01-01T00:00:00.000Z', name: 'b' },
+              ]),
+            ),
+          ),
+        ],
+      );
+      assert.equal(row?.n, 2);
+      assert.ok(row?.at instanceof Date, 'timestamps come back as Dates');
+      assert.equal(row.at.toISOString(), '2026-01-02T03:04:05.000Z');
+      assert.deepEqual(row.j, ['é', 'b']);
+      await assert.rejects(
+        db.query('SELECT * FROM no_such_table'),
+        (err: Error & { code?: string }) => err.code === '42P01' && /no_such_table/.test(err.message),
+      );
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('a statement from outside a transaction waits until the transaction ends', async () => {
+    const db = await openPglite(dir);
+    try {
+      await db.query('CREATE TABLE t (a int)');
+      let outside: Promise<{ n: number }[]> | null = null;
+      await assert.rejects(
+        db.transaction(async (tx) => {
+          await tx.query('INSERT INTO t VALUES (1)');
+          outside = db.query<{ n: number }>('SELECT count(*)::int AS n FROM t');
+          await new Promise((r) => setTimeout(r, 50));
+          await tx.query('INSERT INTO t VALUES (2)');
+          throw new Error('roll back');
+        }),
+        /roll back/,
+      );
+      assert.deepEqual(await outside!, [{ n: 0 }], 'it saw neither the uncommitted rows nor ran inside the transaction');
+      await db.transaction(async (tx) => tx.query('INSERT INTO t VALUES (3)'));
+      assert.deepEqual(await db.query('SELECT a FROM t'), [{ a: 3 }]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('a crashed database process is started again on the next statement, committed rows intact', async () => {
+    const db = await openPglite(dir);
+    try {
+      await db.query('CREATE TABLE t (a int)');
+      await db.query('INSERT INTO t VALUES (7)');
+      const first = db.pid!;
+      process.kill(first, 'SIGKILL');
+      await waitFor(() => !alive(first), 5000, 'the process to die');
+      assert.deepEqual(await db.query('SELECT a FROM t'), [{ a: 7 }]);
+      assert.ok(db.pid && db.pid !== first, 'a new process');
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('the database process exits when the process that started it is killed', async () => {
+    // A gateway stand-in: opens the embedded database, prints its child's pid, then waits to be killed.
+    const script = `require('./src/store/sql/database.ts').openPglite(process.argv[1]).then((db) => {
+      process.stdout.write(String(db.pid) + '\\n');
+      setInterval(() => {}, 1000);
+    })`;
+    const parent = spawn(process.execPath, ['--require', 'tsx/cjs', '-e', script, dir], {
+      cwd: path.resolve(__dirname, '../..'),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const childPid = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      parent.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('\n')) resolve(Number(out.trim()));
+      });
+      parent.once('exit', (code) => reject(new Error(`the stand-in exited with ${String(code)}`)));
+    });
+    assert.ok(alive(childPid));
+    parent.kill('SIGKILL');
+    await waitFor(() => !alive(childPid), 10_000, 'the orphaned database process to exit');
+  });
+});
