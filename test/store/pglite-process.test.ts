@@ -92,6 +92,20 @@ describe('embedded store: PGlite in a process of its own', function () {
     }
   });
 
+  it('a SIGTERM or SIGINT sent to the whole process group does not end it: the gateway still has records to flush', async () => {
+    const db = await openPglite(dir);
+    try {
+      const pid = db.pid!;
+      process.kill(pid, 'SIGTERM');
+      process.kill(pid, 'SIGINT');
+      await new Promise((r) => setTimeout(r, 200));
+      assert.deepEqual(await db.query('SELECT 1 AS one'), [{ one: 1 }]);
+      assert.equal(db.pid, pid, 'the same process answered');
+    } finally {
+      await db.close();
+    }
+  });
+
   it('a crashed database process is started again on the next statement, committed rows intact', async () => {
     const db = await openPglite(dir);
     try {

@@ -33,6 +33,10 @@ const close = () => {
   Promise.resolve(db && !db.closed ? db.close() : undefined).catch(() => {}).finally(() => process.exit(0));
 };
 process.on('disconnect', close);
+// A terminal's Ctrl-C or a service manager's SIGTERM reaches the whole process group: the gateway
+// still has records to flush at shutdown, so only its close (or its exit) ends this process.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => {});
 process.on('message', (message) => {
   if (message.op === 'close') return close();
   db.query(message.text, message.params).then(
