@@ -74,6 +74,8 @@ export default definePlugin<AuditConfig>({
       maxBuffered: config.maxBuffered,
       logger: deps.logger,
       write: (batch) => deps.store.audit.insertJson(batch),
+      // agw_audit_pending_calls: a store that falls behind shows as a growing backlog.
+      onPending: (calls) => deps.metrics.auditPending.set(calls),
     });
     const tokens = memoLabels((...values) => deps.metrics.upstreamTokens.labels(...values));
 

@@ -96,6 +96,8 @@ export interface JsonBatchWriterOptions {
   /** Calls kept while the store is failing; beyond this the oldest batches are dropped. */
   maxBuffered: number;
   logger: Logger;
+  /** Told the number of buffered calls whenever a batch is sealed, written or dropped. */
+  onPending?: (calls: number) => void;
 }
 
 export class JsonBatchWriter {
@@ -155,6 +157,7 @@ export class JsonBatchWriter {
       dropped += oldest.calls;
     }
     if (dropped > 0) this.options.logger.error('write buffer full: dropped the oldest records', { plugin: 'audit', component: 'audit', count: dropped });
+    this.options.onPending?.(this.pending);
   }
 
   /** Writes what is buffered now, batch by batch, oldest first (a flush during a write waits for it). */
@@ -181,6 +184,7 @@ export class JsonBatchWriter {
       }
       // The store is done with the texts (node-postgres copied them into its own write buffer).
       this.recycle(batch);
+      this.options.onPending?.(this.pending);
       if (this.failing) this.options.logger.info('writes recovered', { plugin: 'audit', component: 'audit' });
       this.failing = false;
       return true;

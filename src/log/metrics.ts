@@ -9,6 +9,8 @@ export interface Metrics {
   readonly upstreamTokens: client.Counter<'org' | 'model' | 'kind'>;
   readonly runs: client.Counter<'status'>;
   readonly queueDepth: client.Gauge<'state'>;
+  /** Finished calls whose audit and usage records wait to be written (the audit plugin sets it). */
+  readonly auditPending: client.Gauge;
 }
 
 export function createMetrics(): Metrics {
@@ -52,6 +54,11 @@ export function createMetrics(): Metrics {
       name: 'agw_queue_depth',
       help: 'Run jobs by state (waiting, active, delayed)',
       labelNames: ['state'],
+      registers: [registry],
+    }),
+    auditPending: new client.Gauge({
+      name: 'agw_audit_pending_calls',
+      help: 'Finished calls whose audit and usage records are buffered, not yet written to the store',
       registers: [registry],
     }),
   };

@@ -135,6 +135,28 @@ describe('plugins/audit', () => {
       assert.ok(buffers.size < 20, `20 batches written from ${buffers.size} buffers`);
     });
 
+    it('reports the backlog (agw_audit_pending_calls) as batches are sealed and written', async () => {
+      const reported: number[] = [];
+      let fail = true;
+      const w = new JsonBatchWriter({
+        write: async () => {
+          if (fail) throw new Error('store down');
+        },
+        batchSize: 2,
+        flushIntervalMs: 60_000,
+        maxBuffered: 100,
+        logger,
+        onPending: (n) => reported.push(n),
+      });
+      [1, 2, 3].forEach((n) => add(w, n));
+      await w.flush();
+      assert.equal(reported.at(-1), 3, 'a failing store leaves all three buffered');
+      fail = false;
+      await w.flush();
+      assert.equal(reported.at(-1), 0);
+      assert.ok(reported.includes(1), 'each written batch is reported');
+    });
+
     it('close() writes everything buffered', async () => {
       const written: number[] = [];
       const w = writer(async (r) => void written.push(...r), { batchSize: 2 });
@@ -191,6 +213,30 @@ describe('plugins/audit', () => {
       assert.match(text, /agw_upstream_tokens_total\{org="acme",model="demo",kind="prompt"\} 12/);
       assert.match(text, /agw_upstream_tokens_total\{org="acme",model="demo",kind="completion"\} 5/);
     });
+  });
+
+  it('publishes the backlog of a store that does not accept writes as agw_audit_pending_calls', async () => {
+    const metrics = createMetrics();
+    const store = {
+      audit: {
+        insertJson: async () => {
+          throw new Error('store down');
+        },
+      },
+    };
+    const hooks = await auditPlugin.create({ enabled: true, flushIntervalMs: 60_000 } as never, { store, logger, metrics } as never);
+    const ctx = {
+      requestId: 'r',
+      route: { operationId: 'listModels', template: '/v1/models', method: 'get' },
+      startedAt: process.hrtime.bigint(),
+      principal: null,
+      resourceIds: {},
+      usage: [],
+    };
+    hooks.onFinish?.(ctx as never, { status: 200, aborted: false });
+    hooks.onFinish?.({ ...ctx, requestId: 'r2' } as never, { status: 200, aborted: false });
+    await hooks.close?.(); // gives up after a few attempts, the records still buffered
+    assert.match(await metrics.registry.metrics(), /agw_audit_pending_calls 2/);
   });
 
   describe('listAuditRecords handler', () => {
