@@ -10,6 +10,7 @@ import { callControlServer, startControlServer, type ControlServer } from './cli
 import { controlSocketOf } from './cli/embedded-lock';
 import { errorFields } from './log/logger';
 import { startServeRuntime, startWorkerRuntime, type Runtime } from './runtime';
+import { limitHeapGrowth } from './heap-growth';
 import path from 'node:path';
 import { openapiText } from './operations/meta/docs';
 
@@ -33,6 +34,7 @@ function fail(message: string): never {
 }
 
 async function serve(argv: string[], worker: boolean): Promise<void> {
+  limitHeapGrowth();
   const { config: checked } = await loadCliConfig(argv, process.env);
   if (worker) {
     // A worker shares runs with gateways through Redis and a shared store; the embedded store lives
