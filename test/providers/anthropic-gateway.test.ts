@@ -72,6 +72,21 @@ describe('Anthropic family through the gateway (official SDKs)', function () {
     assert.equal(anthropic.requests.at(-1)?.body['model'], 'claude-sonnet-4-20250514');
   });
 
+  it('a client that leaves a translated stream aborts the upstream call (the request abort signal reaches the provider)', async () => {
+    anthropic.script({ kind: 'hang', events: textThenToolEvents().slice(0, 3) });
+    const gone = anthropic.clientGone();
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_KEYS.member}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'claude-direct', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    assert.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    await reader.read();
+    await reader.cancel();
+    await gone;
+  });
+
   it('chat completions JSON mode (openai SDK, not streaming): content is raw JSON without a fence', async () => {
     anthropic.script({
       kind: 'json',
