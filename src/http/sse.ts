@@ -1,5 +1,6 @@
-// Server-Sent Events to the client (WHATWG HTML §9.2): headers flushed at once, every event written the
-// moment it exists (no batching, no delay), a `: keep-alive` comment after a long silence so proxies
+// Server-Sent Events to the client (WHATWG HTML §9.2): headers sent at once (with the first event when
+// that is already on its way, else on their own before this turn of the event loop ends), every event
+// written the moment it exists (no batching, no delay), a `: keep-alive` comment after a long silence so proxies
 // and clients do not time an idle stream out, backpressure honoured (a slow client slows the relay
 // instead of buffering a whole answer in memory), and an error event that always starts on an event
 // boundary so a stream cut mid-event still ends in a parsable error.
@@ -30,6 +31,8 @@ export class SseWriter {
   /** False while the last bytes written ended inside an event (relayed upstream bytes). */
   private boundary = true;
   private closed = false;
+  /** Flushes the headers alone unless an event carried them first. */
+  private headerFlush: NodeJS.Immediate | null;
 
   constructor(
     private readonly res: ServerResponse,
@@ -37,7 +40,13 @@ export class SseWriter {
   ) {
     this.heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
     res.writeHead(200, { ...SSE_HEADERS, ...(options.headers ?? {}) });
-    res.flushHeaders();
+    // A relayed upstream's first chunk usually arrives with its headers: written together they cost one
+    // write (and one wake-up of the client) instead of two. Otherwise the headers go out on their own
+    // once this turn's I/O callbacks have run, still before any wait on the upstream.
+    this.headerFlush = setImmediate(() => {
+      this.headerFlush = null;
+      if (this.open) res.flushHeaders();
+    });
     this.lastWrite = Date.now();
     this.schedule(this.heartbeatMs);
     res.once('close', () => this.stop());
@@ -70,6 +79,13 @@ export class SseWriter {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.cancelHeaderFlush();
+  }
+
+  private cancelHeaderFlush(): void {
+    if (this.headerFlush === null) return;
+    clearImmediate(this.headerFlush);
+    this.headerFlush = null;
   }
 
   /**
@@ -78,6 +94,7 @@ export class SseWriter {
    */
   write(bytes: Buffer | string): Promise<void> | undefined {
     if (!this.open) return undefined;
+    if (this.headerFlush !== null) this.cancelHeaderFlush(); // the headers go with these bytes
     this.lastWrite = Date.now();
     const length = bytes.length;
     if (length > 0) {

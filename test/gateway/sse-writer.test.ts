@@ -33,6 +33,33 @@ describe('SSE writer', () => {
     }
   });
 
+  it('sends the headers with the first event when that is written in the same turn: one socket write, not two', async () => {
+    let writesBeforeEnd = -1;
+    const server = createServer((_req, res) => {
+      const socket = res.socket as unknown as { _write: (...a: unknown[]) => unknown; _writev?: (...a: unknown[]) => unknown };
+      let writes = 0;
+      const write = socket._write.bind(socket);
+      socket._write = (...args) => (writes++, write(...args));
+      const writev = socket._writev?.bind(socket);
+      if (writev) socket._writev = (...args) => (writes++, writev(...args));
+      const sse = new SseWriter(res, { heartbeatMs: 10_000 });
+      void sse.event('{"first":true}');
+      setTimeout(() => {
+        writesBeforeEnd = writes;
+        sse.end();
+      }, 50);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      assert.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+      assert.equal(await res.text(), 'data: {"first":true}\n\n');
+      assert.equal(writesBeforeEnd, 1, 'headers and the first event went out in one write');
+    } finally {
+      server.close();
+    }
+  });
+
   it('writes no heartbeat while events keep flowing, and frames multi-line data and named events', async () => {
     const { server, url } = await serve(async (sse) => {
       for (let i = 0; i < 5; i += 1) {
