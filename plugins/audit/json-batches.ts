@@ -34,21 +34,16 @@ export class JsonArrayBuilder {
 
   /** Appends one item, already JSON text. */
   push(json: string): void {
-    // UTF-8 takes at most 3 bytes per UTF-16 code unit; +2 for the comma and the closing bracket.
-    const worst = this.length + json.length * 3 + 2;
-    if (worst > this.bytes.length && this.length + Buffer.byteLength(json) + 2 <= this.bytes.length) {
-      this.append(json); // fits after all: the worst case was too pessimistic
-      return;
+    // Room for the item, a comma and the closing bracket. UTF-8 takes at most 3 bytes per UTF-16 code
+    // unit: the exact length is measured only when that worst case would not fit.
+    if (this.length + json.length * 3 + 2 > this.bytes.length) {
+      const needed = this.length + Buffer.byteLength(json) + 2;
+      if (needed > this.bytes.length) {
+        const grown = Buffer.allocUnsafeSlow(Math.max(needed, this.bytes.length * 2));
+        this.bytes.copy(grown, 0, 0, this.length);
+        this.bytes = grown;
+      }
     }
-    if (worst > this.bytes.length) {
-      const grown = Buffer.allocUnsafeSlow(Math.max(worst, this.bytes.length * 2));
-      this.bytes.copy(grown, 0, 0, this.length);
-      this.bytes = grown;
-    }
-    this.append(json);
-  }
-
-  private append(json: string): void {
     if (this.count > 0) this.bytes[this.length++] = COMMA;
     this.length += this.bytes.write(json, this.length, 'utf8');
     this.count++;

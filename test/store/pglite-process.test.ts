@@ -29,6 +29,15 @@ async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: numbe
 describe('embedded store: PGlite in a process of its own', function () {
   this.timeout(60_000);
   let dir: string;
+  /** Opens the embedded database in `dir`, runs `use`, and closes it whatever happened. */
+  const withDatabase = async (use: (db: Awaited<ReturnType<typeof openPglite>>) => Promise<void>): Promise<void> => {
+    const db = await openPglite(dir);
+    try {
+      await use(db);
+    } finally {
+      await db.close();
+    }
+  };
   beforeEach(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'agw-pglite-proc-'));
   });
@@ -37,8 +46,7 @@ describe('embedded store: PGlite in a process of its own', function () {
   });
 
   it('runs statements in a child process, JSON bytes and PostgreSQL errors carried across', async () => {
-    const db = await openPglite(dir);
-    try {
+    await withDatabase(async (db) => {
       assert.ok(db.pid && db.pid !== process.pid);
       const status = await readFile(`/proc/${db.pid}/status`, 'utf8');
       assert.match(status, /PPid:\s+(\d+)/);
@@ -64,14 +72,11 @@ describe('embedded store: PGlite in a process of its own', function () {
         db.query('SELECT * FROM no_such_table'),
         (err: Error & { code?: string }) => err.code === '42P01' && /no_such_table/.test(err.message),
       );
-    } finally {
-      await db.close();
-    }
+    });
   });
 
   it('a statement from outside a transaction waits until the transaction ends', async () => {
-    const db = await openPglite(dir);
-    try {
+    await withDatabase(async (db) => {
       await db.query('CREATE TABLE t (a int)');
       let outside: Promise<{ n: number }[]> | null = null;
       await assert.rejects(
@@ -87,28 +92,22 @@ describe('embedded store: PGlite in a process of its own', function () {
       assert.deepEqual(await outside!, [{ n: 0 }], 'it saw neither the uncommitted rows nor ran inside the transaction');
       await db.transaction(async (tx) => tx.query('INSERT INTO t VALUES (3)'));
       assert.deepEqual(await db.query('SELECT a FROM t'), [{ a: 3 }]);
-    } finally {
-      await db.close();
-    }
+    });
   });
 
   it('a SIGTERM or SIGINT sent to the whole process group does not end it: the gateway still has records to flush', async () => {
-    const db = await openPglite(dir);
-    try {
+    await withDatabase(async (db) => {
       const pid = db.pid!;
       process.kill(pid, 'SIGTERM');
       process.kill(pid, 'SIGINT');
       await new Promise((r) => setTimeout(r, 200));
       assert.deepEqual(await db.query('SELECT 1 AS one'), [{ one: 1 }]);
       assert.equal(db.pid, pid, 'the same process answered');
-    } finally {
-      await db.close();
-    }
+    });
   });
 
   it('a crashed database process is started again on the next statement, committed rows intact', async () => {
-    const db = await openPglite(dir);
-    try {
+    await withDatabase(async (db) => {
       await db.query('CREATE TABLE t (a int)');
       await db.query('INSERT INTO t VALUES (7)');
       const first = db.pid!;
@@ -116,9 +115,7 @@ describe('embedded store: PGlite in a process of its own', function () {
       await waitFor(() => !alive(first), 5000, 'the process to die');
       assert.deepEqual(await db.query('SELECT a FROM t'), [{ a: 7 }]);
       assert.ok(db.pid && db.pid !== first, 'a new process');
-    } finally {
-      await db.close();
-    }
+    });
   });
 
   it('the database process exits when the process that started it is killed', async () => {
