@@ -24,6 +24,9 @@ export interface SseWriterOptions {
   headers?: Record<string, string>;
 }
 
+/** Node's own (undocumented, long-standing) switch for chunked framing of an outgoing message. */
+type ChunkedResponse = ServerResponse & { chunkedEncoding: boolean };
+
 export class SseWriter {
   private readonly heartbeatMs: number;
   private lastWrite = 0;
@@ -33,6 +36,8 @@ export class SseWriter {
   private closed = false;
   /** Flushes the headers alone unless an event carried them first. */
   private headerFlush: NodeJS.Immediate | null;
+  /** True when this writer does the response's chunked framing itself (see the constructor). */
+  private readonly framed: boolean;
 
   constructor(
     private readonly res: ServerResponse,
@@ -40,6 +45,13 @@ export class SseWriter {
   ) {
     this.heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
     res.writeHead(200, { ...SSE_HEADERS, ...(options.headers ?? {}) });
+    // Node frames a chunked body with four socket writes per res.write (size, CRLF, data, CRLF), each
+    // through the Writable machinery, then one writev; relaying ~20 events a stream at thousands of
+    // streams a second, that was a large share of the relay's cost. Once writeHead has chosen chunked
+    // encoding (an HTTP/1.1 client), write() frames each event into one buffer and has Node pass it
+    // through as is; every other write and the end (heartbeats, an error path's res.end()) keep Node's
+    // own framing and last-chunk marker. An HTTP/1.0 client gets no chunking at all.
+    this.framed = (res as ChunkedResponse).chunkedEncoding === true;
     // A relayed upstream's first chunk usually arrives with its headers: written together they cost one
     // write (and one wake-up of the client) instead of two. Otherwise the headers go out on their own
     // once this turn's I/O callbacks have run, still before any wait on the upstream.
@@ -101,7 +113,14 @@ export class SseWriter {
       const last = typeof bytes === 'string' ? bytes.charCodeAt(length - 1) : bytes[length - 1];
       this.boundary = last === 10;
     }
-    if (this.res.write(bytes)) return undefined;
+    let flowing: boolean;
+    if (this.framed) {
+      const res = this.res as ChunkedResponse;
+      res.chunkedEncoding = false;
+      flowing = res.write(chunkFrame(bytes));
+      res.chunkedEncoding = true;
+    } else flowing = this.res.write(bytes);
+    if (flowing) return undefined;
     return new Promise((resolve) => {
       const done = (): void => {
         this.res.off('drain', done);
@@ -139,3 +158,20 @@ export class SseWriter {
     if (!this.res.writableEnded) this.res.end();
   }
 }
+
+/** One HTTP/1.1 chunk (RFC 9112 §7.1): size in hex, CRLF, the data, CRLF; an empty write stays empty. */
+export function chunkFrame(bytes: Buffer | string): Buffer {
+  const size = typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length;
+  if (size === 0) return EMPTY;
+  const hex = size.toString(16);
+  const frame = Buffer.allocUnsafe(hex.length + size + 4);
+  let at = frame.write(hex, 0, 'latin1');
+  frame[at++] = 13;
+  frame[at++] = 10;
+  at += typeof bytes === 'string' ? frame.write(bytes, at, 'utf8') : bytes.copy(frame, at);
+  frame[at++] = 13;
+  frame[at] = 10;
+  return frame;
+}
+
+const EMPTY = Buffer.alloc(0);

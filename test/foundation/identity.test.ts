@@ -1,6 +1,7 @@
 // Identity loading (config → store, first-start bootstrap) and the admin operations behind the CLI,
 // on a real embedded store (the process-level tests in test/operations cover the binary itself).
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { runAdminOp } from '../../src/cli/admin-ops';
 import { CliError } from '../../src/cli/args';
 import { syncIdentity } from '../../src/identity/sync';
@@ -16,6 +17,12 @@ describe('identity and admin operations', function () {
   let testStore: TestStore;
   beforeEach(async () => (testStore = await openTestStore('embedded')));
   afterEach(async () => testStore.cleanup());
+
+  it('hashes a key to its SHA-256 hex digest (the stored form, whichever Node API computes it)', () => {
+    const key = 'agw_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG';
+    assert.equal(hashApiKey(key), createHash('sha256').update(key, 'utf8').digest('hex'));
+    assert.equal(hashApiKey('agw_é'), createHash('sha256').update('agw_é', 'utf8').digest('hex'));
+  });
 
   it('loads organizations, users, groups and keys from the config, hashed, idempotently', async () => {
     const config = testConfig();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { SseWriter } from '../../src/http/sse';
+import { connect, type AddressInfo } from 'node:net';
+import { chunkFrame, SseWriter } from '../../src/http/sse';
 
 async function serve(handler: (sse: SseWriter) => Promise<void>, heartbeatMs: number): Promise<{ server: Server; url: string }> {
   const server = createServer((_req, res) => {
@@ -88,5 +88,80 @@ describe('SSE writer', () => {
     } finally {
       server.close();
     }
+  });
+
+  it('frames each write as one HTTP/1.1 chunk itself, keeps Node framing for the rest, and the connection stays reusable', async () => {
+    const socketWrites: number[] = [];
+    const server = createServer((_req, res) => {
+      const sse = new SseWriter(res, { heartbeatMs: 40 });
+      void sse.write('data: 1\n\n');
+      setTimeout(() => {
+        // One socket write per event (Node's own framing makes four: size, CRLF, data, CRLF).
+        const socket = res.socket!;
+        const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+        let calls = 0;
+        socket.write = ((...args: unknown[]) => (calls++, write(...args))) as typeof socket.write;
+        void sse.write(Buffer.from('data: ü\n\n')); // a multi-byte character: the size counts bytes
+        socketWrites.push(calls);
+        socket.write = write as typeof socket.write;
+        setTimeout(() => sse.end(), 60); // a heartbeat (Node-framed) goes out in between
+      }, 20);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const socket = connect(port, '127.0.0.1');
+      let wire = '';
+      socket.setEncoding('latin1');
+      const twoReplies = new Promise<void>((resolve) =>
+        socket.on('data', (d: string) => {
+          wire += d;
+          if (wire.split('0\r\n\r\n').length === 3) resolve();
+        }),
+      );
+      // Two requests on one connection: the second is answered only if the first one ended properly.
+      socket.write('GET /a HTTP/1.1\r\nhost: x\r\n\r\n');
+      await sleep(200);
+      socket.write('GET /b HTTP/1.1\r\nhost: x\r\n\r\n');
+      await twoReplies;
+      socket.destroy();
+      const first = wire.slice(0, wire.indexOf('0\r\n\r\n') + 5);
+      assert.match(first, /transfer-encoding: chunked/i);
+      const body = first.slice(first.indexOf('\r\n\r\n') + 4);
+      const utf8 = Buffer.from('data: ü\n\n').toString('latin1');
+      assert.deepEqual(socketWrites, [1, 1]);
+      assert.equal(body, `9\r\ndata: 1\n\n\r\na\r\n${utf8}\r\ne\r\n: keep-alive\n\n\r\n0\r\n\r\n`);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('an HTTP/1.0 client gets the events unframed and the connection closed at the end', async () => {
+    const server = createServer((_req, res) => {
+      const sse = new SseWriter(res, { heartbeatMs: 10_000 });
+      void sse.event('{"x":1}');
+      sse.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+      let wire = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (d: string) => (wire += d));
+      const ended = new Promise((resolve) => socket.on('end', resolve));
+      socket.write('GET / HTTP/1.0\r\n\r\n');
+      await ended;
+      assert.doesNotMatch(wire, /transfer-encoding/i);
+      assert.equal(wire.slice(wire.indexOf('\r\n\r\n') + 4), 'data: {"x":1}\n\n');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('chunkFrame: size in hex over the bytes, CRLFs, empty stays empty', () => {
+    assert.equal(chunkFrame('abc').toString(), '3\r\nabc\r\n');
+    assert.equal(chunkFrame(Buffer.alloc(26, 'z')).toString(), `1a\r\n${'z'.repeat(26)}\r\n`);
+    assert.equal(chunkFrame('é').toString(), '2\r\né\r\n');
+    assert.equal(chunkFrame('').length, 0);
   });
 });

@@ -22,11 +22,27 @@ export interface UpstreamResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   /** The reply bytes as they arrive; an idle timeout or a broken connection throws a GatewayError. */
-  body: AsyncIterable<Buffer>;
+  body: UpstreamBody;
   text(): Promise<string>;
   json(): Promise<unknown>;
   /** How many attempts the call took (1 = no retry). */
   readonly attempts: number;
+}
+
+/**
+ * What a chunk consumer returns: nothing to go on, a promise to stop reading until it settles (the
+ * client is slower than the upstream), or STOP_READING to discard the rest of the reply.
+ */
+export type ChunkVerdict = Promise<void> | typeof STOP_READING | undefined;
+export const STOP_READING = false;
+
+export interface UpstreamBody extends AsyncIterable<Buffer> {
+  /**
+   * Hands each chunk to `onChunk` the moment it arrives, in the upstream's 'data' event: a relay pays
+   * no promise or iterator step per chunk. Resolves when the reply ended (or the consumer stopped),
+   * rejects like the iterator does. Use it or the iterator, not both.
+   */
+  forEach(onChunk: (chunk: Buffer) => ChunkVerdict): Promise<void>;
 }
 
 export type UpstreamErrorMapper = (status: number, bodyText: string) => { message: string; type?: string };
@@ -172,18 +188,23 @@ function bodyError(err: unknown, providerName: string, idleMs: number): unknown 
 const HIGH_WATER_CHUNKS = 16;
 
 /**
- * The reply bytes as an async iterator fed by the stream's 'data' events: one settled promise per
- * chunk, instead of the stream's own async iterator (several promises, listeners and an end-of-stream
- * watcher per reply). Backpressure: the stream is paused while HIGH_WATER_CHUNKS wait unread. Stopping
+ * The reply bytes, fed by the stream's 'data' events, in one of two modes. As an async iterator: one
+ * settled promise per chunk, instead of the stream's own async iterator (several promises, listeners
+ * and an end-of-stream watcher per reply); the stream is paused while HIGH_WATER_CHUNKS wait unread.
+ * Pushed (forEach): each chunk goes to the consumer inside the 'data' event itself, one promise per
+ * reply; the stream is paused while the consumer's promise (its backpressure) is pending. Stopping
  * early (client gone, caller done) releases the connection instead of leaking it.
  */
-class BodyChunks implements AsyncIterableIterator<Buffer> {
+class BodyChunks implements UpstreamBody, AsyncIterableIterator<Buffer> {
   private readonly queue: Buffer[] = [];
   private head = 0;
   private ended = false;
   private failure: unknown = null;
   private paused = false;
   private waiting: { resolve(r: IteratorResult<Buffer>): void; reject(err: unknown): void } | null = null;
+  /** Push mode: the consumer, and the forEach promise that settles when the reply is over. */
+  private consumer: ((chunk: Buffer) => ChunkVerdict) | null = null;
+  private consumed: { resolve(): void; reject(err: unknown): void } | null = null;
 
   constructor(
     private readonly body: Dispatcher.ResponseData['body'],
@@ -191,6 +212,10 @@ class BodyChunks implements AsyncIterableIterator<Buffer> {
     private readonly idleMs: number,
   ) {
     body.on('data', (chunk: Buffer) => {
+      if (this.consumer !== null) {
+        this.push(this.consumer, chunk);
+        return;
+      }
       const waiting = this.waiting;
       if (waiting) {
         this.waiting = null;
@@ -219,7 +244,53 @@ class BodyChunks implements AsyncIterableIterator<Buffer> {
     });
   }
 
+  private push(consumer: (chunk: Buffer) => ChunkVerdict, chunk: Buffer): void {
+    let verdict: ChunkVerdict;
+    try {
+      verdict = consumer(chunk);
+    } catch (err) {
+      this.stopPushing(err);
+      return;
+    }
+    if (verdict === undefined) return;
+    if (verdict === STOP_READING) {
+      this.stopPushing(null);
+      return;
+    }
+    this.body.pause();
+    verdict.then(
+      () => {
+        if (this.consumer === consumer) this.body.resume();
+      },
+      (err: unknown) => {
+        if (this.consumer === consumer) this.stopPushing(err);
+      },
+    );
+  }
+
+  /** The consumer stopped (or threw): the rest of the reply is discarded and forEach settles. */
+  private stopPushing(err: unknown): void {
+    const consumed = this.consumed;
+    this.consumer = null;
+    this.consumed = null;
+    if (!this.ended) discard(this.body);
+    this.ended = true;
+    if (err === null) consumed?.resolve();
+    else consumed?.reject(err);
+  }
+
   private settle(): void {
+    const consumed = this.consumed;
+    if (consumed) {
+      this.consumer = null;
+      this.consumed = null;
+      if (this.failure !== null) {
+        const failure = this.failure;
+        this.failure = FAILED;
+        consumed.reject(failure);
+      } else consumed.resolve();
+      return;
+    }
     const waiting = this.waiting;
     if (!waiting) return;
     this.waiting = null;
@@ -230,20 +301,49 @@ class BodyChunks implements AsyncIterableIterator<Buffer> {
     } else waiting.resolve({ value: undefined, done: true });
   }
 
-  next(): Promise<IteratorResult<Buffer>> {
-    if (this.head < this.queue.length) {
-      const value = this.queue[this.head]!;
-      this.queue[this.head++] = EMPTY;
-      if (this.head === this.queue.length) {
-        this.queue.length = 0;
-        this.head = 0;
+  async forEach(onChunk: (chunk: Buffer) => ChunkVerdict): Promise<void> {
+    // Chunks that arrived before the consumer did go first, in order.
+    while (this.head < this.queue.length) {
+      const verdict = onChunk(this.shift());
+      if (verdict === STOP_READING) {
+        await this.return();
+        return;
       }
-      if (this.paused && this.queue.length - this.head < HIGH_WATER_CHUNKS / 2) {
+      if (verdict !== undefined) await verdict;
+    }
+    if (this.failure !== null && this.failure !== FAILED) {
+      const failure = this.failure;
+      this.failure = FAILED;
+      discard(this.body);
+      throw failure;
+    }
+    if (this.ended || this.failure === FAILED) return;
+    return new Promise<void>((resolve, reject) => {
+      this.consumer = onChunk;
+      this.consumed = { resolve, reject };
+      if (this.paused) {
         this.paused = false;
         this.body.resume();
       }
-      return Promise.resolve({ value, done: false });
+    });
+  }
+
+  private shift(): Buffer {
+    const value = this.queue[this.head]!;
+    this.queue[this.head++] = EMPTY;
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
     }
+    if (this.paused && this.queue.length - this.head < HIGH_WATER_CHUNKS / 2) {
+      this.paused = false;
+      this.body.resume();
+    }
+    return value;
+  }
+
+  next(): Promise<IteratorResult<Buffer>> {
+    if (this.head < this.queue.length) return Promise.resolve({ value: this.shift(), done: false });
     if (this.failure !== null && this.failure !== FAILED) {
       const failure = this.failure;
       this.failure = FAILED;
