@@ -1,7 +1,6 @@
 // audit: every API call (success, error or client abort) becomes a record in the organization's audit
 // trail, and the upstream token usage it reported becomes usage records and metrics. Writes are
 // batched off the request path; close() (shutdown) flushes everything.
-import { memoLabels } from '../../src/log/metrics';
 import { definePlugin } from '../../src/pipeline/plugin';
 import { JsonBatchWriter } from './json-batches';
 import { auditRecordOf, usageJsonOf } from './records';
@@ -77,7 +76,7 @@ export default definePlugin<AuditConfig>({
       // agw_audit_pending_calls: a store that falls behind shows as a growing backlog.
       onPending: (calls) => deps.metrics.auditPending.set(calls),
     });
-    const tokens = memoLabels((...values) => deps.metrics.upstreamTokens.labels(...values));
+    const tokens = (org: string, model: string, kind: string) => deps.metrics.upstreamTokens.labels(org, model, kind);
 
     return {
       onFinish(ctx, info) {

@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RouteSpec } from '../../openapi/build-artifacts';
 import { errorFields } from '../log/logger';
-import { memoLabels } from '../log/metrics';
 import type { AssembledPlugin } from '../pipeline/assemble';
 import type { RequestContext } from '../pipeline/context';
 import type { Handler } from '../operations/types';
@@ -86,7 +85,7 @@ export function createDispatcher(
   const bodyLimit = config.server.bodyLimitBytes;
   const accessLog = config.logging.accessLog;
   const timer = metrics.httpDuration.labels(route.operationId);
-  const counted = memoLabels((status) => metrics.httpRequests.labels(route.operationId, route.method, status));
+  const counted = (status: string) => metrics.httpRequests.labels(route.operationId, route.method, status);
 
   return (req, res) => {
     const incoming = req.headers['x-request-id'];

@@ -2,22 +2,9 @@
 // agw_upstream_request_duration_seconds{provider,model,outcome} and its token usage in ctx.usage (the
 // audit plugin turns those into usage records and token metrics per organization, user, key, model).
 import { isGatewayError } from '../../http/errors';
-import { memoLabels, type Metrics } from '../../log/metrics';
 import type { RequestContext } from '../../pipeline/context';
 import type { ResolvedModel } from '../../providers/types';
 import type { AppServices } from '../../services';
-
-type TimerOf = (provider: string, model: string, outcome: string) => { observe(seconds: number): void };
-/** The memoised labelled histogram of each metrics instance (one per app). */
-const timers = new WeakMap<Metrics, TimerOf>();
-function upstreamTimer(metrics: Metrics): TimerOf {
-  let timer = timers.get(metrics);
-  if (!timer) {
-    timer = memoLabels((...values) => metrics.upstreamDuration.labels(...values));
-    timers.set(metrics, timer);
-  }
-  return timer;
-}
 
 export type UpstreamOutcome = 'ok' | 'error' | 'timeout' | 'aborted';
 
@@ -48,7 +35,7 @@ export class UpstreamCall {
     if (this.finished) return;
     this.finished = true;
     const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
-    upstreamTimer(this.services.metrics)(this.resolved.provider.name, this.resolved.model.id, outcome).observe(seconds);
+    this.services.metrics.upstreamDuration.labels(this.resolved.provider.name, this.resolved.model.id, outcome).observe(seconds);
   }
 
   fail(err: unknown): void {
