@@ -117,8 +117,11 @@ export class SseWriter {
     if (this.framed) {
       const res = this.res as ChunkedResponse;
       res.chunkedEncoding = false;
-      flowing = res.write(chunkFrame(bytes));
-      res.chunkedEncoding = true;
+      try {
+        flowing = res.write(chunkFrame(bytes));
+      } finally {
+        res.chunkedEncoding = true;
+      }
     } else flowing = this.res.write(bytes);
     if (flowing) return undefined;
     return new Promise((resolve) => {

@@ -49,7 +49,8 @@ export async function relaySse(ctx: RequestContext, response: UpstreamResponse, 
   const sse = new SseWriter(ctx.res);
   const aligner = new EventAligner();
   const tail = new UsageTail();
-  let failure: unknown = null;
+  let failed = false;
+  let failure: unknown;
   try {
     // Each chunk is written inside the upstream's 'data' event (no promise or iterator step per chunk):
     // relaying thousands of chunks a second, that step was most of the relay's own cost.
@@ -63,6 +64,7 @@ export async function relaySse(ctx: RequestContext, response: UpstreamResponse, 
     const rest = aligner.rest();
     if (rest && sse.open) await sse.write(rest);
   } catch (err) {
+    failed = true;
     failure = err;
     if (!ctx.abort.aborted) writeError(sse, toGatewayError(err));
   }
@@ -70,7 +72,7 @@ export async function relaySse(ctx: RequestContext, response: UpstreamResponse, 
   // which reads it when the response closes, a tick later at the earliest) follows.
   const clientLeft = ctx.abort.aborted || !sse.open;
   sse.end();
-  if (failure !== null) call.fail(failure);
+  if (failed) call.fail(failure);
   else call.finish(clientLeft ? 'aborted' : 'ok');
   const usage = tail.usage();
   call.usage(usage?.promptTokens ?? 0, usage?.completionTokens ?? 0);
