@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import request from 'supertest';
 import auditPlugin from '../../plugins/audit';
 import { JsonArrayBuilder, JsonBatchWriter } from '../../plugins/audit/json-batches';
+import { timeOrderedId } from '../../plugins/audit/records';
 import { decodeAuditCursor } from '../../src/operations/admin/audit-cursor';
 import { listAuditRecords } from '../../src/operations/admin/list-audit-records';
 import { createLogger } from '../../src/log/logger';
@@ -34,6 +35,14 @@ function writer(
 const add = (w: JsonBatchWriter, n: number): void => w.add(JSON.stringify(n), []);
 
 describe('plugins/audit', () => {
+  it('audit ids are UUID version 7: the time first, so the primary key grows at its right edge', () => {
+    const id = timeOrderedId(0x0123456789ab);
+    assert.match(id, /^01234567-89ab-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const ids = [1_700_000_000_000, 1_700_000_000_001, 1_800_000_000_000].map((t) => timeOrderedId(t));
+    assert.deepEqual([...ids].sort(), ids, 'later ids sort after earlier ones');
+    assert.notEqual(timeOrderedId(5), timeOrderedId(5), 'random below the millisecond');
+  });
+
   describe('JsonArrayBuilder', () => {
     it('builds a JSON array item by item, growing past its first buffer, multi-byte text included', () => {
       const builder = new JsonArrayBuilder(16);
