@@ -6,7 +6,7 @@
 import type client from 'prom-client';
 
 /** Most labelled children a metric memoises (label values here come from config: orgs, models, statuses). */
-const SERIES_LIMIT = 10_000;
+const CHILD_LIMIT = 10_000;
 
 interface MetricValue {
   value: number;
@@ -14,9 +14,22 @@ interface MetricValue {
   metricName?: string;
 }
 
-abstract class HotMetric<S, L extends string> {
+interface MetricSnapshot {
+  name: string;
+  help: string;
+  type: string;
+  aggregator: string;
+  values: MetricValue[];
+}
+
+/**
+ * One metric: its series (state S per label set) and the memoised children (C) that update them. A
+ * subclass says what a series holds, how a child updates it and how the registry reads it.
+ */
+abstract class HotMetric<S, C, L extends string> {
   readonly aggregator = 'sum';
   protected readonly series = new Map<string, { labels: Record<string, string>; state: S }>();
+  private readonly children = new Map<string, C>();
 
   constructor(
     readonly name: string,
@@ -28,11 +41,23 @@ abstract class HotMetric<S, L extends string> {
   }
 
   protected abstract fresh(): S;
+  protected abstract childOf(state: S): C;
+  abstract get(): MetricSnapshot;
 
-  /** The series of these label values (in labelNames order), created on first use. */
-  protected stateOf(values: readonly string[]): S {
+  /** The child of these label values (in labelNames order); keep it: an update is then plain arithmetic. */
+  labels(...values: string[]): C {
+    const key = values.join('\u0001');
+    let child = this.children.get(key);
+    if (child === undefined) {
+      child = this.childOf(this.stateOf(key, values));
+      if (this.children.size < CHILD_LIMIT) this.children.set(key, child);
+    }
+    return child;
+  }
+
+  /** The series of these label values, created on first use. */
+  private stateOf(key: string, values: readonly string[]): S {
     if (values.length !== this.labelNames.length) throw new Error(`${this.name}: expected ${this.labelNames.length} label values, got ${values.length}`);
-    const key = values.length === 1 ? values[0]! : values.join('\u0001');
     let entry = this.series.get(key);
     if (entry === undefined) {
       const labels: Record<string, string> = {};
@@ -43,12 +68,14 @@ abstract class HotMetric<S, L extends string> {
     return entry.state;
   }
 
-  protected valuesOf(labels: Partial<Record<L, string>>): string[] {
-    return this.labelNames.map((name) => String(labels[name] ?? ''));
+  /** The child of a label object (cold paths). */
+  protected childFor(labels: Partial<Record<L, string>>): C {
+    return this.labels(...this.labelNames.map((name) => String(labels[name] ?? '')));
   }
 
   reset(): void {
     this.series.clear();
+    this.children.clear();
   }
 }
 
@@ -56,42 +83,28 @@ export interface HotCounterChild {
   inc(value?: number): void;
 }
 
-export class HotCounter<L extends string> extends HotMetric<{ value: number }, L> {
+export class HotCounter<L extends string> extends HotMetric<{ value: number }, HotCounterChild, L> {
   readonly type = 'counter';
-  private readonly children = new Map<string, HotCounterChild>();
 
   protected fresh(): { value: number } {
     return { value: 0 };
   }
 
-  /** The series of these label values (in labelNames order); keep it: inc() is then one addition. */
-  labels(...values: string[]): HotCounterChild {
-    const key = values.join('\u0001');
-    let child = this.children.get(key);
-    if (child === undefined) {
-      const state = this.stateOf(values);
-      child = {
-        inc(value = 1) {
-          state.value += value;
-        },
-      };
-      if (this.children.size < SERIES_LIMIT) this.children.set(key, child);
-    }
-    return child;
+  protected childOf(state: { value: number }): HotCounterChild {
+    return {
+      inc(value = 1) {
+        state.value += value;
+      },
+    };
   }
 
   inc(labels: Partial<Record<L, string>>, value = 1): void {
-    this.stateOf(this.valuesOf(labels)).value += value;
+    this.childFor(labels).inc(value);
   }
 
-  get(): { name: string; help: string; type: string; aggregator: string; values: MetricValue[] } {
+  get(): MetricSnapshot {
     const values = [...this.series.values()].map(({ labels, state }) => ({ value: state.value, labels }));
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
-  }
-
-  override reset(): void {
-    super.reset();
-    this.children.clear();
   }
 }
 
@@ -106,10 +119,9 @@ interface HistogramState {
   count: number;
 }
 
-export class HotHistogram<L extends string> extends HotMetric<HistogramState, L> {
+export class HotHistogram<L extends string> extends HotMetric<HistogramState, HotHistogramChild, L> {
   readonly type = 'histogram';
   private readonly bounds: readonly number[];
-  private readonly children = new Map<string, HotHistogramChild>();
 
   constructor(name: string, help: string, labelNames: readonly L[], buckets: readonly number[], registry: client.Registry) {
     super(name, help, labelNames, registry);
@@ -120,31 +132,24 @@ export class HotHistogram<L extends string> extends HotMetric<HistogramState, L>
     return { counts: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 };
   }
 
-  labels(...values: string[]): HotHistogramChild {
-    const key = values.join('\u0001');
-    let child = this.children.get(key);
-    if (child === undefined) {
-      const state = this.stateOf(values);
-      const bounds = this.bounds;
-      child = {
-        observe(value) {
-          let i = 0;
-          while (i < bounds.length && value > bounds[i]!) i++;
-          state.counts[i]! += 1;
-          state.sum += value;
-          state.count += 1;
-        },
-      };
-      if (this.children.size < SERIES_LIMIT) this.children.set(key, child);
-    }
-    return child;
+  protected childOf(state: HistogramState): HotHistogramChild {
+    const bounds = this.bounds;
+    return {
+      observe(value) {
+        let i = 0;
+        while (i < bounds.length && value > bounds[i]!) i++;
+        state.counts[i]! += 1;
+        state.sum += value;
+        state.count += 1;
+      },
+    };
   }
 
   observe(labels: Partial<Record<L, string>>, value: number): void {
-    this.labels(...this.valuesOf(labels)).observe(value);
+    this.childFor(labels).observe(value);
   }
 
-  get(): { name: string; help: string; type: string; aggregator: string; values: MetricValue[] } {
+  get(): MetricSnapshot {
     const values: MetricValue[] = [];
     for (const { labels, state } of this.series.values()) {
       let cumulative = 0;
@@ -157,10 +162,5 @@ export class HotHistogram<L extends string> extends HotMetric<HistogramState, L>
       values.push({ metricName: `${this.name}_count`, labels, value: state.count });
     }
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
-  }
-
-  override reset(): void {
-    super.reset();
-    this.children.clear();
   }
 }
