@@ -311,12 +311,8 @@ class BodyChunks implements UpstreamBody, AsyncIterableIterator<Buffer> {
       }
       if (verdict !== undefined) await verdict;
     }
-    if (this.failure !== null && this.failure !== FAILED) {
-      const failure = this.failure;
-      this.failure = FAILED;
-      discard(this.body);
-      throw failure;
-    }
+    const failure = this.claimFailure();
+    if (failure !== null) throw failure;
     if (this.ended || this.failure === FAILED) return;
     return new Promise<void>((resolve, reject) => {
       this.consumer = onChunk;
@@ -326,6 +322,15 @@ class BodyChunks implements UpstreamBody, AsyncIterableIterator<Buffer> {
         this.body.resume();
       }
     });
+  }
+
+  /** A failure not yet reported to the consumer (then marked reported, the body released), or null. */
+  private claimFailure(): unknown {
+    if (this.failure === null || this.failure === FAILED) return null;
+    const failure = this.failure;
+    this.failure = FAILED;
+    discard(this.body);
+    return failure;
   }
 
   private shift(): Buffer {
@@ -344,12 +349,8 @@ class BodyChunks implements UpstreamBody, AsyncIterableIterator<Buffer> {
 
   next(): Promise<IteratorResult<Buffer>> {
     if (this.head < this.queue.length) return Promise.resolve({ value: this.shift(), done: false });
-    if (this.failure !== null && this.failure !== FAILED) {
-      const failure = this.failure;
-      this.failure = FAILED;
-      discard(this.body);
-      return Promise.reject(failure);
-    }
+    const failure = this.claimFailure();
+    if (failure !== null) return Promise.reject(failure);
     if (this.ended || this.failure === FAILED) return Promise.resolve({ value: undefined, done: true });
     return new Promise((resolve, reject) => {
       this.waiting = { resolve, reject };
