@@ -87,7 +87,7 @@ export function openPostgres(options: PostgresOptions): SqlDatabase {
   return {
     kind: 'postgres',
     async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
-      return (await pool.query<R & PgModule.QueryResultRow>(text, driverParams(params, false))).rows;
+      return (await pool.query<R & PgModule.QueryResultRow>(text, driverParams(params))).rows;
     },
     async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
       const client = await pool.connect();
@@ -96,7 +96,7 @@ export function openPostgres(options: PostgresOptions): SqlDatabase {
         await client.query('BEGIN');
         const result = await fn({
           async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
-            return (await client.query<R & PgModule.QueryResultRow>(text, driverParams(params, false))).rows;
+            return (await client.query<R & PgModule.QueryResultRow>(text, driverParams(params))).rows;
           },
         });
         await client.query('COMMIT');

@@ -2,7 +2,8 @@
 
 /**
  * A json parameter given as UTF-8 bytes: node-postgres sends a Buffer as it is (json's binary form is
- * its text), PGlite, which would take a Buffer for bytea, gets it decoded.
+ * its text); the embedded database's process, whose PGlite would take a Buffer for bytea, decodes it
+ * there (see pglite-process.ts).
  */
 export class JsonBytes {
   constructor(readonly bytes: Buffer) {}
@@ -10,12 +11,12 @@ export class JsonBytes {
 
 export type SqlParam = string | number | boolean | null | readonly string[] | JsonBytes;
 
-/** Parameters as a driver takes them: JsonBytes as a Buffer (node-postgres) or a string (PGlite). */
-export function driverParams(params: readonly SqlParam[], asText: boolean): unknown[] {
+/** Parameters as the drivers take them: JsonBytes as its Buffer. */
+export function driverParams(params: readonly SqlParam[]): unknown[] {
   const out: unknown[] = new Array(params.length);
   for (let i = 0; i < params.length; i++) {
     const param = params[i];
-    out[i] = param instanceof JsonBytes ? (asText ? param.bytes.toString('utf8') : param.bytes) : param;
+    out[i] = param instanceof JsonBytes ? param.bytes : param;
   }
   return out;
 }
