@@ -75,6 +75,58 @@ describe('embedded store: PGlite in a process of its own', function () {
     });
   });
 
+  it('bulk loads JSON rows with COPY: text escapes, nulls, fallbacks and JSON values arrive as they were; all or nothing', async () => {
+    await withDatabase(async (db) => {
+      await db.query('CREATE TABLE a (id text PRIMARY KEY, note text, n float8, doc jsonb NOT NULL, at timestamptz)');
+      await db.query('CREATE TABLE b (id text, k int)');
+      const notes = ['tab\there', 'line\nbreak\r\n', 'back\\slash \\N \\t', '\\N', 'é ✓ 😀', '', null];
+      const rows = notes.map((note, i) => ({ id: `r${i}`, note, n: i + 0.5, ...(i % 2 ? { doc: { k: [i, 'x\ty'] } } : {}), at: '2026-01-02T03:04:05.000Z' }));
+      const columns = [
+        { column: 'id', key: 'id' },
+        { column: 'note', key: 'note' },
+        { column: 'n', key: 'n' },
+        { column: 'doc', key: 'doc', json: true, fallback: '{}' },
+        { column: 'at', key: 'at' },
+      ];
+      const bytes = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
+      await db.copyJsonRows([
+        { table: 'a', columns, json: bytes(rows) },
+        {
+          table: 'b',
+          columns: [
+            { column: 'id', key: 'id' },
+            { column: 'k', key: 'k' },
+          ],
+          json: bytes([]),
+        },
+      ]);
+      const back = await db.query<{ id: string; note: string | null; n: number; doc: unknown; at: Date }>('SELECT * FROM a ORDER BY id');
+      assert.deepEqual(
+        back.map((r) => ({ id: r.id, note: r.note, n: r.n, doc: r.doc, at: r.at.toISOString() })),
+        rows.map((r, i) => ({ id: r.id, note: r.note, n: r.n, doc: i % 2 ? { k: [i, 'x\ty'] } : {}, at: r.at })),
+      );
+      // A duplicate key in the second load: the first load of the same call is rolled back with it.
+      await assert.rejects(
+        db.copyJsonRows([
+          {
+            table: 'b',
+            columns: [
+              { column: 'id', key: 'id' },
+              { column: 'k', key: 'k' },
+            ],
+            json: bytes([{ id: 'x', k: 1 }]),
+          },
+          { table: 'a', columns, json: bytes([{ id: 'r0', n: 1 }]) },
+        ]),
+        (err: Error & { code?: string }) => err.code === '23505',
+      );
+      assert.deepEqual(await db.query('SELECT count(*)::int AS n FROM b'), [{ n: 0 }]);
+      // Table and column names are spliced into COPY: anything but a plain identifier is refused.
+      await assert.rejects(db.copyJsonRows([{ table: 'a; DROP TABLE a', columns, json: bytes([{}]) }]), /not a plain identifier/);
+      assert.deepEqual(await db.query('SELECT count(*)::int AS n FROM a'), [{ n: notes.length }]);
+    });
+  });
+
   it('a statement from outside a transaction waits until the transaction ends', async () => {
     await withDatabase(async (db) => {
       await db.query('CREATE TABLE t (a int)');

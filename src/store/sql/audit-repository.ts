@@ -1,7 +1,7 @@
 import type { AuditRepository } from '../port';
 import type { AuditRecord } from '../types';
-import { JsonBytes, type SqlExecutor } from './database';
-import { insertUsage, insertUsageStatement, INSERT_USAGE, USAGE_BATCH } from './usage-repository';
+import { JsonBytes, type JsonCopyColumn, type SqlExecutor } from './database';
+import { insertUsage, insertUsageStatement, INSERT_USAGE, USAGE_BATCH, USAGE_COPY_COLUMNS } from './usage-repository';
 import { iso, type Timestamp } from './rows';
 
 interface AuditRow {
@@ -47,6 +47,24 @@ const INSERT_AUDIT = `INSERT INTO audit_records (id, at, org_id, user_id, key_id
     "operationId" text, "resourceIds" jsonb, status int, "latencyMs" float8, "requestId" text)
   ON CONFLICT (id) DO NOTHING`;
 
+const UNIQUE_VIOLATION = '23505';
+
+/** The same mapping as INSERT_AUDIT's, for a driver's bulk load. */
+const AUDIT_COPY_COLUMNS: readonly JsonCopyColumn[] = [
+  { column: 'id', key: 'id' },
+  { column: 'at', key: 'at' },
+  { column: 'org_id', key: 'orgId' },
+  { column: 'user_id', key: 'userId' },
+  { column: 'key_id', key: 'keyId' },
+  { column: 'method', key: 'method' },
+  { column: 'route', key: 'route' },
+  { column: 'operation_id', key: 'operationId' },
+  { column: 'resource_ids', key: 'resourceIds', json: true, fallback: '{}' },
+  { column: 'status', key: 'status' },
+  { column: 'latency_ms', key: 'latencyMs' },
+  { column: 'request_id', key: 'requestId' },
+];
+
 /** Audit and usage records of one batch in one statement (a data-modifying WITH): one round trip, one commit. */
 const INSERT_AUDIT_AND_USAGE = `WITH usage AS (${insertUsageStatement(2)}) ${INSERT_AUDIT}`;
 
@@ -71,6 +89,19 @@ export function sqlAudit(db: SqlExecutor): AuditRepository {
       await insertUsage(db, usage);
     },
     async insertJson({ audit, usage }) {
+      if (db.copyJsonRows) {
+        try {
+          await db.copyJsonRows([
+            { table: 'audit_records', columns: AUDIT_COPY_COLUMNS, json: audit },
+            { table: 'usage_records', columns: USAGE_COPY_COLUMNS, json: usage },
+          ]);
+          return;
+        } catch (err) {
+          // A batch retried after its first write did land after all: COPY has no ON CONFLICT, the
+          // statements below skip the records already there.
+          if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
+        }
+      }
       // The texts go to the server as they are: one statement for both kinds, or one for the kind present.
       if (isEmptyArray(usage)) {
         if (!isEmptyArray(audit)) await db.query(INSERT_AUDIT, [new JsonBytes(audit)]);

@@ -19,6 +19,29 @@ export { JsonBytes, type SqlParam } from './params';
 export interface SqlExecutor {
   /** Runs one statement with $1.. parameters and returns its rows. */
   query<R extends object>(text: string, params?: readonly SqlParam[]): Promise<R[]>;
+  /**
+   * Bulk load, where the driver has a path cheaper than expanding JSON in SQL: each JSON array of
+   * objects goes into its table with COPY, all in one transaction (nothing loaded if one fails; a
+   * duplicate key fails with the usual 23505). The embedded database has it; node-postgres does not.
+   */
+  copyJsonRows?(loads: readonly JsonRowsCopy[]): Promise<void>;
+}
+
+/** One column of a bulk load: the object property it comes from. */
+export interface JsonCopyColumn {
+  column: string;
+  key: string;
+  /** The property holds JSON (an object or array), loaded as its text. */
+  json?: boolean;
+  /** Loaded when the property is missing or null (COPY has no COALESCE). */
+  fallback?: string;
+}
+
+export interface JsonRowsCopy {
+  table: string;
+  columns: readonly JsonCopyColumn[];
+  /** A JSON array of objects, as UTF-8 bytes. */
+  json: Buffer;
 }
 
 export interface SqlDatabase extends SqlExecutor {

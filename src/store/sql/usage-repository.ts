@@ -1,6 +1,6 @@
 import type { UsageRepository } from '../port';
 import type { UsageRecord } from '../types';
-import type { SqlExecutor } from './database';
+import type { JsonCopyColumn, SqlExecutor } from './database';
 
 /**
  * One fixed statement whatever the batch size (see the audit repository): the records as one JSON
@@ -14,6 +14,18 @@ export function insertUsageStatement(param: number): string {
 }
 
 export const INSERT_USAGE = insertUsageStatement(1);
+
+/** The same mapping as insertUsageStatement's, for a driver's bulk load. */
+export const USAGE_COPY_COLUMNS: readonly JsonCopyColumn[] = [
+  { column: 'at', key: 'at' },
+  { column: 'org_id', key: 'orgId' },
+  { column: 'user_id', key: 'userId' },
+  { column: 'key_id', key: 'keyId' },
+  { column: 'model', key: 'model' },
+  { column: 'prompt_tokens', key: 'promptTokens' },
+  { column: 'completion_tokens', key: 'completionTokens' },
+  { column: 'request_id', key: 'requestId' },
+];
 
 /** Rows per statement: bounds the size of one JSON parameter. */
 export const USAGE_BATCH = 1000;
