@@ -5,7 +5,7 @@ import { access, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type PgModule from 'pg';
 import { driverParams, type SqlParam } from './params';
-import { openPgliteProcess } from './pglite-process';
+import { openPgliteProcess, type EmbeddedDatabase } from './pglite-process';
 
 // Each driver is loaded only by the store that uses it: a postgres gateway does not carry PGlite's
 // JavaScript in memory, nor an embedded one node-postgres.
@@ -83,7 +83,7 @@ require(modulePath).PGlite.create({ dataDir }).then((db) => db.close()).then(
 }
 
 /** The embedded database lives in `<store.path>/pgdata`: the store directory also holds the lock file and socket. */
-export async function openPglite(storePath: string): Promise<SqlDatabase & { readonly pid: number | undefined }> {
+export async function openPglite(storePath: string): Promise<EmbeddedDatabase> {
   const dataDir = path.join(path.resolve(storePath), 'pgdata');
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const modulePath = require.resolve('@electric-sql/pglite');

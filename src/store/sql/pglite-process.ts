@@ -253,8 +253,11 @@ class PgliteProcess implements SqlDatabase {
   }
 }
 
+/** The embedded database: it has the bulk load, and a process of its own. */
+export type EmbeddedDatabase = SqlDatabase & { readonly pid: number | undefined; copyJsonRows(loads: readonly JsonRowsCopy[]): Promise<void> };
+
 /** Starts the embedded database's process and resolves once the database is open. */
-export async function openPgliteProcess(options: PgliteProcessOptions): Promise<SqlDatabase & { readonly pid: number | undefined }> {
+export async function openPgliteProcess(options: PgliteProcessOptions): Promise<EmbeddedDatabase> {
   const db = new PgliteProcess(options);
   await db.start();
   return db;
