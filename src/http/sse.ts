@@ -36,6 +36,8 @@ export class SseWriter {
   private closed = false;
   /** Flushes the headers alone unless an event carried them first. */
   private headerFlush: NodeJS.Immediate | null;
+  /** True once the headers went out with a write (or on their own): later events may go to the socket. */
+  private headersOut = false;
   /** True when this writer does the response's chunked framing itself (see the constructor). */
   private readonly framed: boolean;
 
@@ -57,7 +59,9 @@ export class SseWriter {
     // once this turn's I/O callbacks have run, still before any wait on the upstream.
     this.headerFlush = setImmediate(() => {
       this.headerFlush = null;
-      if (this.open) res.flushHeaders();
+      if (!this.open) return;
+      res.flushHeaders();
+      this.headersOut = true;
     });
     this.lastWrite = Date.now();
     this.schedule(this.heartbeatMs);
@@ -114,7 +118,16 @@ export class SseWriter {
       this.boundary = last === 10;
     }
     let flowing: boolean;
-    if (this.framed) {
+    let drains: NodeJS.EventEmitter = this.res;
+    const socket = this.res.socket;
+    if (this.framed && this.headersOut && socket !== null && !socket.destroyed) {
+      // The headers are on the socket: a framed event goes straight to it. Through res.write, every
+      // write corks the socket and uncorks it on the next tick (Node's batching of a response's
+      // writes), which is ~20% of the relay's CPU per chunk for one buffer that is complete already.
+      // Order holds: Node's own writes (heartbeats, the end) go to the same socket.
+      flowing = socket.write(chunkFrame(bytes));
+      drains = socket;
+    } else if (this.framed) {
       const res = this.res as ChunkedResponse;
       res.chunkedEncoding = false;
       try {
@@ -122,15 +135,16 @@ export class SseWriter {
       } finally {
         res.chunkedEncoding = true;
       }
+      this.headersOut = true;
     } else flowing = this.res.write(bytes);
     if (flowing) return undefined;
     return new Promise((resolve) => {
       const done = (): void => {
-        this.res.off('drain', done);
+        drains.off('drain', done);
         this.res.off('close', done);
         resolve();
       };
-      this.res.on('drain', done);
+      drains.on('drain', done);
       this.res.on('close', done);
     });
   }

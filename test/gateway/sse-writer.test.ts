@@ -136,6 +136,65 @@ describe('SSE writer', () => {
     }
   });
 
+  it('once the headers are out, events go to the socket without its cork-until-next-tick, and a slow client still holds the writer back', async () => {
+    const EVENT = `data: ${'x'.repeat(64 * 1024)}\n\n`;
+    let corks = -1;
+    let waited = 0;
+    let sent = 0;
+    const server = createServer((_req, res) => {
+      const sse = new SseWriter(res);
+      void sse.write('data: first\n\n');
+      setTimeout(() => {
+        const socket = res.socket!;
+        const cork = socket.cork.bind(socket);
+        corks = 0;
+        socket.cork = () => (corks++, cork());
+        void (async () => {
+          // The client reads nothing yet: the writer must stop at the socket's high-water mark.
+          while (sent < 64) {
+            const pending = sse.write(`data: ${sent}\n\n${EVENT}`);
+            sent++;
+            if (pending) {
+              waited++;
+              await pending;
+            }
+          }
+          socket.cork = cork;
+          sse.end();
+        })();
+      }, 20);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const socket = connect(port, '127.0.0.1');
+      socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n');
+      socket.pause();
+      await sleep(300);
+      assert.ok(sent < 64, `the writer waited for the slow client (${sent} of 64 events handed over before it read)`);
+      const chunks: Buffer[] = [];
+      socket.on('data', (d: Buffer) => chunks.push(d));
+      const ended = new Promise<void>((resolve) => socket.on('data', () => Buffer.concat(chunks).toString('latin1').endsWith('\r\n0\r\n\r\n') && resolve()));
+      socket.resume();
+      await ended;
+      socket.destroy();
+      assert.equal(corks, 0, 'no cork per event');
+      assert.ok(waited > 0);
+      const wire = Buffer.concat(chunks).toString('latin1');
+      const body = wire.slice(wire.indexOf('\r\n\r\n') + 4);
+      // Every event arrived once, in order, each one framed as one chunk.
+      const numbers = [...body.matchAll(/data: (\d+)\n\n/g)].map((m) => Number(m[1]));
+      assert.deepEqual(
+        numbers,
+        Array.from({ length: 64 }, (_, i) => i),
+      );
+      assert.ok(body.startsWith('d\r\ndata: first\n\n\r\n'));
+      assert.ok(body.endsWith('\r\n0\r\n\r\n'));
+    } finally {
+      server.close();
+    }
+  });
+
   it('an HTTP/1.0 client gets the events unframed and the connection closed at the end', async () => {
     const server = createServer((_req, res) => {
       const sse = new SseWriter(res, { heartbeatMs: 10_000 });
