@@ -123,7 +123,7 @@ export class SseWriter {
     if (this.framed && this.headersOut && socket !== null && !socket.destroyed) {
       // The headers are on the socket: a framed event goes straight to it. Through res.write, every
       // write corks the socket and uncorks it on the next tick (Node's batching of a response's
-      // writes), which is ~20% of the relay's CPU per chunk for one buffer that is complete already.
+      // writes): a Writable buffering round and a tick per chunk, for one buffer complete already.
       // Order holds: Node's own writes (heartbeats, the end) go to the same socket.
       flowing = socket.write(chunkFrame(bytes));
       drains = socket;
