@@ -82,11 +82,11 @@ describe('embedded store: PGlite in a process of its own', function () {
       const notes = ['tab\there', 'line\nbreak\r\n', 'back\\slash \\N \\t', '\\N', 'é ✓ 😀', '', null];
       const rows = notes.map((note, i) => ({ id: `r${i}`, note, n: i + 0.5, ...(i % 2 ? { doc: { k: [i, 'x\ty'] } } : {}), at: '2026-01-02T03:04:05.000Z' }));
       const columns = [
-        { column: 'id', key: 'id' },
-        { column: 'note', key: 'note' },
-        { column: 'n', key: 'n' },
-        { column: 'doc', key: 'doc', json: true, fallback: '{}' },
-        { column: 'at', key: 'at' },
+        { column: 'id', key: 'id', type: 'text' },
+        { column: 'note', key: 'note', type: 'text' },
+        { column: 'n', key: 'n', type: 'float8' },
+        { column: 'doc', key: 'doc', type: 'jsonb', fallback: '{}' },
+        { column: 'at', key: 'at', type: 'timestamptz' },
       ];
       const bytes = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
       await db.copyJsonRows([
@@ -94,8 +94,8 @@ describe('embedded store: PGlite in a process of its own', function () {
         {
           table: 'b',
           columns: [
-            { column: 'id', key: 'id' },
-            { column: 'k', key: 'k' },
+            { column: 'id', key: 'id', type: 'text' },
+            { column: 'k', key: 'k', type: 'int' },
           ],
           json: bytes([]),
         },
@@ -111,8 +111,8 @@ describe('embedded store: PGlite in a process of its own', function () {
           {
             table: 'b',
             columns: [
-              { column: 'id', key: 'id' },
-              { column: 'k', key: 'k' },
+              { column: 'id', key: 'id', type: 'text' },
+              { column: 'k', key: 'k', type: 'int' },
             ],
             json: bytes([{ id: 'x', k: 1 }]),
           },

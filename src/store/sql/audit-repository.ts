@@ -1,7 +1,7 @@
 import type { AuditRepository } from '../port';
 import type { AuditRecord } from '../types';
-import { JsonBytes, type JsonCopyColumn, type SqlExecutor } from './database';
-import { insertUsage, insertUsageStatement, INSERT_USAGE, USAGE_BATCH, USAGE_COPY_COLUMNS } from './usage-repository';
+import { insertFromJson, JsonBytes, type JsonCopyColumn, type SqlExecutor } from './database';
+import { insertUsage, insertUsageStatement, INSERT_USAGE, USAGE_BATCH, USAGE_COLUMNS } from './usage-repository';
 import { iso, type Timestamp } from './rows';
 
 interface AuditRow {
@@ -36,34 +36,26 @@ function toAudit(row: AuditRow): AuditRecord {
   };
 }
 
-/**
- * One fixed statement whatever the batch size: the records travel as one JSON text parameter and are
- * expanded server-side by json_to_recordset (keys are the record's own property names), so the server
- * parses and plans the same text every time instead of a new VALUES list with 12 parameters per row.
- */
-const INSERT_AUDIT = `INSERT INTO audit_records (id, at, org_id, user_id, key_id, method, route, operation_id, resource_ids, status, latency_ms, request_id)
-  SELECT x.id, x.at, x."orgId", x."userId", x."keyId", x.method, x.route, x."operationId", COALESCE(x."resourceIds", '{}'::jsonb), x.status, x."latencyMs", x."requestId"
-  FROM json_to_recordset($1::json) AS x(id text, at timestamptz, "orgId" text, "userId" text, "keyId" text, method text, route text,
-    "operationId" text, "resourceIds" jsonb, status int, "latencyMs" float8, "requestId" text)
-  ON CONFLICT (id) DO NOTHING`;
+/** audit_records' columns and the AuditRecord properties they come from. */
+const AUDIT_COLUMNS: readonly JsonCopyColumn[] = [
+  { column: 'id', key: 'id', type: 'text' },
+  { column: 'at', key: 'at', type: 'timestamptz' },
+  { column: 'org_id', key: 'orgId', type: 'text' },
+  { column: 'user_id', key: 'userId', type: 'text' },
+  { column: 'key_id', key: 'keyId', type: 'text' },
+  { column: 'method', key: 'method', type: 'text' },
+  { column: 'route', key: 'route', type: 'text' },
+  { column: 'operation_id', key: 'operationId', type: 'text' },
+  { column: 'resource_ids', key: 'resourceIds', type: 'jsonb', fallback: '{}' },
+  { column: 'status', key: 'status', type: 'int' },
+  { column: 'latency_ms', key: 'latencyMs', type: 'float8' },
+  { column: 'request_id', key: 'requestId', type: 'text' },
+];
+
+/** A batch written twice (a retried flush) adds no audit record twice. */
+const INSERT_AUDIT = insertFromJson('audit_records', AUDIT_COLUMNS, 1, 'ON CONFLICT (id) DO NOTHING');
 
 const UNIQUE_VIOLATION = '23505';
-
-/** The same mapping as INSERT_AUDIT's, for a driver's bulk load. */
-const AUDIT_COPY_COLUMNS: readonly JsonCopyColumn[] = [
-  { column: 'id', key: 'id' },
-  { column: 'at', key: 'at' },
-  { column: 'org_id', key: 'orgId' },
-  { column: 'user_id', key: 'userId' },
-  { column: 'key_id', key: 'keyId' },
-  { column: 'method', key: 'method' },
-  { column: 'route', key: 'route' },
-  { column: 'operation_id', key: 'operationId' },
-  { column: 'resource_ids', key: 'resourceIds', json: true, fallback: '{}' },
-  { column: 'status', key: 'status' },
-  { column: 'latency_ms', key: 'latencyMs' },
-  { column: 'request_id', key: 'requestId' },
-];
 
 /** Audit and usage records of one batch in one statement (a data-modifying WITH): one round trip, one commit. */
 const INSERT_AUDIT_AND_USAGE = `WITH usage AS (${insertUsageStatement(2)}) ${INSERT_AUDIT}`;
@@ -92,8 +84,8 @@ export function sqlAudit(db: SqlExecutor): AuditRepository {
       if (db.copyJsonRows) {
         try {
           await db.copyJsonRows([
-            { table: 'audit_records', columns: AUDIT_COPY_COLUMNS, json: audit },
-            { table: 'usage_records', columns: USAGE_COPY_COLUMNS, json: usage },
+            { table: 'audit_records', columns: AUDIT_COLUMNS, json: audit },
+            { table: 'usage_records', columns: USAGE_COLUMNS, json: usage },
           ]);
           return;
         } catch (err) {

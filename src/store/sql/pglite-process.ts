@@ -53,7 +53,7 @@ const field = (value, column) => {
   if (value === undefined || value === null) {
     if (column.fallback === undefined) return '\\\\N';
     value = column.fallback;
-  } else if (column.json) value = JSON.stringify(value);
+  } else if (column.type === 'jsonb' || column.type === 'json') value = JSON.stringify(value);
   if (typeof value !== 'string') return String(value);
   // Most values have nothing to escape: a test is cheaper than a replace with a callback.
   return SPECIAL.test(value) ? value.replace(SPECIALS, escape) : value;

@@ -1,31 +1,25 @@
 import type { UsageRepository } from '../port';
 import type { UsageRecord } from '../types';
-import type { JsonCopyColumn, SqlExecutor } from './database';
+import { insertFromJson, type JsonCopyColumn, type SqlExecutor } from './database';
 
-/**
- * One fixed statement whatever the batch size (see the audit repository): the records as one JSON
- * parameter, `$param`. The audit repository embeds it in its own statement to write both in one.
- */
+/** usage_records' columns and the UsageRecord properties they come from. */
+export const USAGE_COLUMNS: readonly JsonCopyColumn[] = [
+  { column: 'at', key: 'at', type: 'timestamptz' },
+  { column: 'org_id', key: 'orgId', type: 'text' },
+  { column: 'user_id', key: 'userId', type: 'text' },
+  { column: 'key_id', key: 'keyId', type: 'text' },
+  { column: 'model', key: 'model', type: 'text' },
+  { column: 'prompt_tokens', key: 'promptTokens', type: 'int' },
+  { column: 'completion_tokens', key: 'completionTokens', type: 'int' },
+  { column: 'request_id', key: 'requestId', type: 'text' },
+];
+
+/** The usage records as one JSON parameter, `$param` (the audit repository embeds it in its own statement). */
 export function insertUsageStatement(param: number): string {
-  return `INSERT INTO usage_records (at, org_id, user_id, key_id, model, prompt_tokens, completion_tokens, request_id)
-  SELECT x.at, x."orgId", x."userId", x."keyId", x.model, x."promptTokens", x."completionTokens", x."requestId"
-  FROM json_to_recordset($${param}::json) AS x(at timestamptz, "orgId" text, "userId" text, "keyId" text, model text,
-    "promptTokens" int, "completionTokens" int, "requestId" text)`;
+  return insertFromJson('usage_records', USAGE_COLUMNS, param);
 }
 
 export const INSERT_USAGE = insertUsageStatement(1);
-
-/** The same mapping as insertUsageStatement's, for a driver's bulk load. */
-export const USAGE_COPY_COLUMNS: readonly JsonCopyColumn[] = [
-  { column: 'at', key: 'at' },
-  { column: 'org_id', key: 'orgId' },
-  { column: 'user_id', key: 'userId' },
-  { column: 'key_id', key: 'keyId' },
-  { column: 'model', key: 'model' },
-  { column: 'prompt_tokens', key: 'promptTokens' },
-  { column: 'completion_tokens', key: 'completionTokens' },
-  { column: 'request_id', key: 'requestId' },
-];
 
 /** Rows per statement: bounds the size of one JSON parameter. */
 export const USAGE_BATCH = 1000;
