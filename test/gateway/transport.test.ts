@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { GatewayError } from '../../src/http/errors';
 import { isPrivateAddress } from '../../src/providers/http/ssrf-guard';
 import { retryAfterMs, UpstreamTransport } from '../../src/providers/http/transport';
@@ -185,5 +187,27 @@ describe('upstream transport', () => {
     assert.equal(retryAfterMs({ 'retry-after-ms': '250' }), 250);
     assert.equal(retryAfterMs({ 'retry-after': new Date(10_000).toUTCString() }, 4_000), 6000);
     assert.equal(retryAfterMs({}), null);
+  });
+});
+
+describe('upstream transport, informational replies', () => {
+  it('skips a 1xx head (103 Early Hints) and resolves with the final status, headers and body', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' });
+      res.writeHead(200, { 'content-type': 'application/json', 'x-final': 'yes' });
+      res.end('{"ok":true}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const transport = new UpstreamTransport('fake', config({ retries: { max: 0 } }));
+    try {
+      const response = await transport.send({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/x`, headers: {}, method: 'GET' });
+      assert.equal(response.status, 200);
+      assert.equal(response.headers['x-final'], 'yes');
+      assert.deepEqual(await response.json(), { ok: true });
+    } finally {
+      await transport.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

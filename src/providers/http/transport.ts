@@ -1,13 +1,13 @@
 // The one place upstream HTTP happens (every provider type uses it): pooled keep-alive connections,
 // connect / first-byte / idle timeouts, retries with jittered exponential backoff (connection errors,
 // 429 and 5xx, honouring Retry-After) that only happen before anything reached the caller, the SSRF
-// guard, and aborts. Built on undici directly (not fetch) for its per-origin pools, its per-request
-// headers/body timeouts and its zero-copy Buffer body iteration.
-import type { EventEmitter } from 'node:events';
+// guard, and aborts. Built on undici's dispatch interface (not fetch, not request()) for its per-origin
+// pools, its per-request headers/body timeouts, and reply chunks handed over by its parser as they
+// arrive, with no stream object in between.
 import { Agent, type Dispatcher } from 'undici';
 import type { ProviderConfig } from '../../config/types';
 import { GatewayError } from '../../http/errors';
-import { abortSignalOf, type CallSignal } from './call-abort';
+import { abortSignalOf, CallAbort, type CallSignal } from './call-abort';
 import { assertPublicLiteral, guardedLookup, SsrfBlockedError } from './ssrf-guard';
 
 export interface UpstreamRequest {
@@ -149,32 +149,6 @@ function sleep(ms: number, callSignal: CallSignal | undefined): Promise<void> {
   });
 }
 
-const ignore = (): void => {};
-
-/** Drops a reply body without an unhandled 'error' (undici emits one when a body is destroyed unread). */
-function discard(body: Dispatcher.ResponseData['body']): void {
-  if (body.destroyed) return;
-  body.on('error', ignore);
-  body.destroy();
-}
-
-async function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size >= limit) break;
-    }
-  } catch {
-    // a broken error body still yields what arrived
-  } finally {
-    discard(body);
-  }
-  return Buffer.concat(chunks, size).subarray(0, limit).toString('utf8');
-}
-
 /** Maps a failure while reading a reply body to the caller's error (an abort stays an abort). */
 function bodyError(err: unknown, providerName: string, idleMs: number): unknown {
   if (errorCode(err) === 'UND_ERR_BODY_TIMEOUT') {
@@ -184,20 +158,25 @@ function bodyError(err: unknown, providerName: string, idleMs: number): unknown 
   return new GatewayError('upstream_error', `Upstream provider ${providerName} broke off the reply.`, { cause: err });
 }
 
-/** Chunks buffered before the reply stream is paused (the consumer is slower than the upstream). */
+/** Chunks buffered before the reply is paused (the consumer is slower than the upstream). */
 const HIGH_WATER_CHUNKS = 16;
 
+/** The reason a reply's connection is closed when its consumer stopped reading. */
+const DISCARDED = Object.assign(new Error('The rest of the reply was not needed.'), { name: 'AbortError' });
+
 /**
- * The reply bytes, fed by the stream's 'data' events, in one of two modes. As an async iterator: one
- * settled promise per chunk, instead of the stream's own async iterator (several promises, listeners
- * and an end-of-stream watcher per reply); the stream is paused while HIGH_WATER_CHUNKS wait unread.
- * Pushed (forEach): each chunk goes to the consumer inside the 'data' event itself, one promise per
- * reply; the stream is paused while the consumer's promise (its backpressure) is pending. Stopping
- * early (client gone, caller done) releases the connection instead of leaking it.
+ * The reply bytes, handed over by undici's HTTP/1 parser through the dispatch handler below: no
+ * Readable stream per reply (undici's request() wraps every body in one, and each chunk then paid a
+ * push, a buffer round, an event and a nextTick before anyone saw it). Two modes. As an async
+ * iterator: one settled promise per chunk; the connection is paused while HIGH_WATER_CHUNKS wait
+ * unread. Pushed (forEach): each chunk goes to the consumer inside the parser's callback, one promise
+ * per reply; the connection is paused while the consumer's promise (its backpressure) is pending.
+ * Stopping early (client gone, caller done) closes the connection instead of reading the rest.
  */
-class BodyChunks implements UpstreamBody, AsyncIterableIterator<Buffer> {
+class ReplyBody implements UpstreamBody, AsyncIterableIterator<Buffer> {
   private readonly queue: Buffer[] = [];
   private head = 0;
+  /** No more chunks will be delivered: the reply ended, or the consumer stopped reading. */
   private ended = false;
   private failure: unknown = null;
   private paused = false;
@@ -207,41 +186,50 @@ class BodyChunks implements UpstreamBody, AsyncIterableIterator<Buffer> {
   private consumed: { resolve(): void; reject(err: unknown): void } | null = null;
 
   constructor(
-    private readonly body: Dispatcher.ResponseData['body'],
+    private readonly controller: Dispatcher.DispatchController,
     private readonly providerName: string,
     private readonly idleMs: number,
-  ) {
-    body.on('data', (chunk: Buffer) => {
-      if (this.consumer !== null) {
-        this.push(this.consumer, chunk);
-        return;
-      }
-      const waiting = this.waiting;
-      if (waiting) {
-        this.waiting = null;
-        waiting.resolve({ value: chunk, done: false });
-        return;
-      }
-      this.queue.push(chunk);
-      if (this.queue.length - this.head >= HIGH_WATER_CHUNKS && !this.paused) {
-        this.paused = true;
-        body.pause();
-      }
-    });
-    body.once('end', () => {
-      this.ended = true;
-      this.settle();
-    });
-    body.once('error', (err: unknown) => {
-      this.failure = bodyError(err, this.providerName, this.idleMs);
-      this.settle();
-    });
-    body.once('close', () => {
-      if (this.ended || this.failure !== null) return;
-      // Destroyed without an end (aborted): what was read is all there will be.
-      this.failure = bodyError(Object.assign(new Error('The reply was cut off.'), { code: 'UND_ERR_SOCKET' }), this.providerName, this.idleMs);
-      this.settle();
-    });
+  ) {}
+
+  /** From the parser: the next chunk of the reply. */
+  chunk(chunk: Buffer): void {
+    if (this.ended) return;
+    if (this.consumer !== null) {
+      this.push(this.consumer, chunk);
+      return;
+    }
+    const waiting = this.waiting;
+    if (waiting) {
+      this.waiting = null;
+      waiting.resolve({ value: chunk, done: false });
+      return;
+    }
+    this.queue.push(chunk);
+    if (this.queue.length - this.head >= HIGH_WATER_CHUNKS && !this.paused) {
+      this.paused = true;
+      this.controller.pause();
+    }
+  }
+
+  /** From the parser: the reply is complete. */
+  complete(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.settle();
+  }
+
+  /** From undici: the connection failed, timed out or was aborted mid-reply. */
+  fail(err: unknown): void {
+    if (this.ended || this.failure !== null) return;
+    this.failure = bodyError(err, this.providerName, this.idleMs);
+    this.settle();
+  }
+
+  /** Stops reading: the rest of the reply is not wanted (its connection is closed, not reused). */
+  private discard(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.controller.abort(DISCARDED);
   }
 
   private push(consumer: (chunk: Buffer) => ChunkVerdict, chunk: Buffer): void {
@@ -257,10 +245,10 @@ class BodyChunks implements UpstreamBody, AsyncIterableIterator<Buffer> {
       this.stopPushing(null);
       return;
     }
-    this.body.pause();
+    this.controller.pause();
     verdict.then(
       () => {
-        if (this.consumer === consumer) this.body.resume();
+        if (this.consumer === consumer) this.controller.resume();
       },
       (err: unknown) => {
         if (this.consumer === consumer) this.stopPushing(err);
@@ -273,8 +261,7 @@ class BodyChunks implements UpstreamBody, AsyncIterableIterator<Buffer> {
     const consumed = this.consumed;
     this.consumer = null;
     this.consumed = null;
-    if (!this.ended) discard(this.body);
-    this.ended = true;
+    this.discard();
     if (err === null) consumed?.resolve();
     else consumed?.reject(err);
   }
@@ -319,17 +306,16 @@ class BodyChunks implements UpstreamBody, AsyncIterableIterator<Buffer> {
       this.consumed = { resolve, reject };
       if (this.paused) {
         this.paused = false;
-        this.body.resume();
+        this.controller.resume();
       }
     });
   }
 
-  /** A failure not yet reported to the consumer (then marked reported, the body released), or null. */
+  /** A failure not yet reported to the consumer (then marked reported), or null. */
   private claimFailure(): unknown {
     if (this.failure === null || this.failure === FAILED) return null;
     const failure = this.failure;
     this.failure = FAILED;
-    discard(this.body);
     return failure;
   }
 
@@ -342,7 +328,7 @@ class BodyChunks implements UpstreamBody, AsyncIterableIterator<Buffer> {
     }
     if (this.paused && this.queue.length - this.head < HIGH_WATER_CHUNKS / 2) {
       this.paused = false;
-      this.body.resume();
+      this.controller.resume();
     }
     return value;
   }
@@ -360,19 +346,106 @@ class BodyChunks implements UpstreamBody, AsyncIterableIterator<Buffer> {
   return(): Promise<IteratorResult<Buffer>> {
     this.queue.length = 0;
     this.head = 0;
-    if (!this.ended) discard(this.body);
-    this.ended = true;
+    this.discard();
     return Promise.resolve({ value: undefined, done: true });
   }
 
   [Symbol.asyncIterator](): this {
     return this;
   }
+
+  /** Up to `limit` bytes of the reply as text (an error body); the rest, if any, is discarded. */
+  async readCapped(limit: number): Promise<string> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of this) {
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size >= limit) break;
+      }
+    } catch {
+      // a broken error body still yields what arrived
+    }
+    return Buffer.concat(chunks, size).subarray(0, limit).toString('utf8');
+  }
 }
 
 const EMPTY = Buffer.alloc(0);
 /** Marks a failure already reported to the consumer. */
 const FAILED = Symbol('failed');
+
+/** A reply's status line and headers, with its body still arriving. */
+interface ReplyHead {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: ReplyBody;
+}
+
+/** Subscribes to either kind of abort signal; returns the unsubscribe. */
+function onAbort(signal: CallSignal, listener: () => void): () => void {
+  if (signal instanceof CallAbort) {
+    signal.once('abort', listener);
+    return () => signal.removeListener('abort', listener);
+  }
+  signal.addEventListener('abort', listener, { once: true });
+  return () => signal.removeEventListener('abort', listener);
+}
+
+/**
+ * One upstream call on undici's dispatch interface: resolves with the head when the final status line
+ * and headers arrived (1xx informational heads are skipped), rejects on a failure before that, and
+ * feeds the body afterwards. The caller's abort signal aborts the call at any point.
+ */
+class ReplyHandler implements Dispatcher.DispatchHandler {
+  private body: ReplyBody | null = null;
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(
+    private readonly resolve: (head: ReplyHead) => void,
+    private readonly reject: (err: unknown) => void,
+    private readonly signal: CallSignal | undefined,
+    private readonly providerName: string,
+    private readonly idleMs: number,
+  ) {}
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    const signal = this.signal;
+    if (!signal) return;
+    if (signal.aborted) {
+      controller.abort(signal.reason as Error);
+      return;
+    }
+    this.unsubscribe?.();
+    this.unsubscribe = onAbort(signal, () => controller.abort(signal.reason as Error));
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    if (statusCode < 200) return;
+    this.body = new ReplyBody(controller, this.providerName, this.idleMs);
+    this.resolve({ status: statusCode, headers, body: this.body });
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.body?.chunk(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.release();
+    this.body?.complete();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.release();
+    if (this.body) this.body.fail(err);
+    else this.reject(err);
+  }
+
+  private release(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+  }
+}
 
 export class UpstreamTransport {
   private readonly agent: Agent;
@@ -458,19 +531,9 @@ export class UpstreamTransport {
     const { signal } = request;
     for (let attempt = 0; ; attempt += 1) {
       const last = attempt >= this.retriesMax;
-      let response: Dispatcher.ResponseData;
+      let response: ReplyHead;
       try {
-        response = await this.agent.request({
-          origin,
-          path,
-          method: request.method ?? 'POST',
-          headers: request.headers,
-          body: request.body ?? null,
-          // undici takes an AbortSignal or anything EventEmitter-shaped (a CallAbort is the latter).
-          signal: (signal as AbortSignal | EventEmitter | undefined) ?? null,
-          headersTimeout: this.firstByteMs,
-          bodyTimeout: this.idleMs,
-        });
+        response = await this.dispatch(origin, path, request);
       } catch (err) {
         if (signal?.aborted) throw signal.reason ?? err;
         const ssrf = findSsrf(err);
@@ -490,19 +553,19 @@ export class UpstreamTransport {
         throw new GatewayError('upstream_error', `Upstream provider ${this.providerName} is unreachable.`, { cause: err });
       }
 
-      const status = response.statusCode;
+      const status = response.status;
       if (status >= 200 && status < 300) return this.wrap(response, attempt + 1);
 
       const retryable = status === 429 || status >= 500;
       const hinted = retryable ? retryAfterMs(response.headers) : null;
       // A Retry-After longer than we are willing to hold the caller goes back to the caller instead.
       if (retryable && !last && (hinted === null || hinted <= this.maxDelayMs)) {
-        // dump() reads (a bounded amount of) the error body so the keep-alive connection is reused.
-        await response.body.dump({ limit: ERROR_BODY_LIMIT }).catch(ignore);
+        // Reading the (bounded) error body to its end lets the keep-alive connection be reused.
+        await response.body.readCapped(ERROR_BODY_LIMIT);
         await sleep(hinted ?? this.backoff(attempt), signal);
         continue;
       }
-      const text = await readCapped(response.body, ERROR_BODY_LIMIT);
+      const text = await response.body.readCapped(ERROR_BODY_LIMIT);
       const mapped = this.mapError(status, text);
       const headers: Record<string, string> = {};
       const retryAfter = headerValue(response.headers, 'retry-after');
@@ -515,8 +578,27 @@ export class UpstreamTransport {
     }
   }
 
-  private wrap(response: Dispatcher.ResponseData, attempts: number): UpstreamResponse {
-    const iterable = new BodyChunks(response.body, this.providerName, this.idleMs);
+  /** One attempt: resolves with the reply's head once its final status line and headers arrived. */
+  private dispatch(origin: string, path: string, request: UpstreamRequest): Promise<ReplyHead> {
+    return new Promise((resolve, reject) => {
+      const handler = new ReplyHandler(resolve, reject, request.signal, this.providerName, this.idleMs);
+      this.agent.dispatch(
+        {
+          origin,
+          path,
+          method: request.method ?? 'POST',
+          headers: request.headers,
+          body: request.body ?? null,
+          headersTimeout: this.firstByteMs,
+          bodyTimeout: this.idleMs,
+        },
+        handler,
+      );
+    });
+  }
+
+  private wrap(response: ReplyHead, attempts: number): UpstreamResponse {
+    const iterable = response.body;
     const providerName = this.providerName;
     const text = async (): Promise<string> => {
       const parts: Buffer[] = [];
@@ -524,7 +606,7 @@ export class UpstreamTransport {
       return Buffer.concat(parts).toString('utf8');
     };
     return {
-      status: response.statusCode,
+      status: response.status,
       headers: response.headers,
       body: iterable,
       attempts,
