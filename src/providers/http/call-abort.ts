@@ -1,10 +1,10 @@
 // The abort state of one API request, cheap enough to make for every request. An AbortController costs
 // an EventTarget per request (~2 µs with its listener bookkeeping) and its signals were the largest
 // share of the bytes V8 promoted to the old generation under load (measured with the sampling heap
-// profiler). The pass-through path only needs "tell undici when the client left": undici accepts an
-// EventEmitter-shaped signal (`aborted`, `reason`, `once`/`removeListener`), which this is. Code that
-// needs a real AbortSignal (library calls, timers, fetch) asks for `.signal`, made on first use and
-// aborted with it.
+// profiler). The pass-through path only needs "tell the upstream call when the client left": the
+// transport subscribes with `once`/`removeListener` (the EventEmitter shape) and reads `aborted` and
+// `reason`. Code that needs a real AbortSignal (library calls, timers, fetch) asks for `.signal`, made
+// on first use and aborted with it.
 
 type AbortListener = () => void;
 
