@@ -52,8 +52,11 @@ const AUDIT_COLUMNS: readonly JsonCopyColumn[] = [
   { column: 'request_id', key: 'requestId', type: 'text' },
 ];
 
-/** A batch written twice (a retried flush) adds no audit record twice. */
-const INSERT_AUDIT = insertFromJson('audit_records', AUDIT_COLUMNS, 1, 'ON CONFLICT (id) DO NOTHING');
+/**
+ * A batch written twice (a retried flush) adds no audit record twice: a record's (org_id, at, id) is
+ * unique, with or without an organization (schema.ts, migration 3).
+ */
+const INSERT_AUDIT = insertFromJson('audit_records', AUDIT_COLUMNS, 1, 'ON CONFLICT (org_id, at, id) DO NOTHING');
 
 const UNIQUE_VIOLATION = '23505';
 
