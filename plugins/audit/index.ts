@@ -3,7 +3,7 @@
 // batched off the request path; close() (shutdown) flushes everything.
 import { definePlugin } from '../../src/pipeline/plugin';
 import { JsonBatchWriter } from './json-batches';
-import { auditRecordOf, usageJsonOf } from './records';
+import { auditJsonOf, isoNow, usageJsonOf } from './records';
 
 export interface AuditConfig {
   enabled: boolean;
@@ -84,8 +84,8 @@ export default definePlugin<AuditConfig>({
 
     return {
       onFinish(ctx, info) {
-        const at = new Date().toISOString();
-        const audit = excluded.has(ctx.route.operationId) ? null : JSON.stringify(auditRecordOf(ctx, info, at));
+        const at = isoNow();
+        const audit = excluded.has(ctx.route.operationId) ? null : auditJsonOf(ctx, info, at);
         const principal = ctx.principal;
         if (principal) {
           for (const report of ctx.usage) {

@@ -36,6 +36,33 @@ describe('POST /v1/chat/completions (gateway, OpenAI-format upstream)', function
     assert.equal(usage.promptTokens >= 12, true);
   });
 
+  it("records an upstream's odd token counts as counts, and they do not block the usage written after them", async () => {
+    const before = (await env.gw.store.usage.totals('acme', null)).find((t) => t.model === 'gpt-test') ?? { requests: 0, promptTokens: 0, completionTokens: 0 };
+    const reply = (usage: string) =>
+      `{"id":"chatcmpl-u","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":${usage}}`;
+    // A fraction, a negative count, 1e400 (Infinity once parsed) and one past a 32-bit integer.
+    for (const usage of [
+      '{"prompt_tokens":2.5,"completion_tokens":-4}',
+      '{"prompt_tokens":1e400,"completion_tokens":5e9}',
+      '{"prompt_tokens":7,"completion_tokens":1}',
+    ]) {
+      env.upstream.script({ kind: 'raw', status: 200, body: reply(usage) });
+      const res = await postRaw(env.gw, '/v1/chat/completions', '{"model":"gpt-test","messages":[{"role":"user","content":"hi"}]}');
+      assert.equal(res.status, 200);
+      await res.arrayBuffer();
+    }
+    const deadline = Date.now() + 5000;
+    let after = await waitForUsage(env.gw, 'acme', 'gpt-test');
+    while (after.requests < before.requests + 3 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 25));
+      after = await waitForUsage(env.gw, 'acme', 'gpt-test');
+    }
+    assert.deepEqual(
+      [after.requests - before.requests, after.promptTokens - before.promptTokens, after.completionTokens - before.completionTokens],
+      [3, 3 + 0 + 7, 0 + 2_147_483_647 + 1],
+    );
+  });
+
   it("replaces only the model value when the provider's model name differs", async () => {
     const body = '{"model":"alias","messages":[{"role":"user","content":"hi"}],"seed":7}';
     const res = await postRaw(env.gw, '/v1/chat/completions', body);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import request from 'supertest';
 import auditPlugin from '../../plugins/audit';
 import { JsonArrayBuilder, JsonBatchWriter } from '../../plugins/audit/json-batches';
-import { timeOrderedId } from '../../plugins/audit/records';
+import { auditJsonOf, isoNow, timeOrderedId, usageJsonOf } from '../../plugins/audit/records';
 import { decodeAuditCursor } from '../../src/operations/admin/audit-cursor';
 import { listAuditRecords } from '../../src/operations/admin/list-audit-records';
 import { createLogger } from '../../src/log/logger';
@@ -40,7 +40,52 @@ describe('plugins/audit', () => {
     assert.match(id, /^01234567-89ab-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     const ids = [1_700_000_000_000, 1_700_000_000_001, 1_800_000_000_000].map((t) => timeOrderedId(t));
     assert.deepEqual([...ids].sort(), ids, 'later ids sort after earlier ones');
-    assert.notEqual(timeOrderedId(5), timeOrderedId(5), 'random below the millisecond');
+    const same = Array.from({ length: 1000 }, () => timeOrderedId(5));
+    assert.equal(new Set(same).size, same.length, 'distinct within one millisecond');
+    assert.ok(same.every((id) => /^00000000-0005-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(id)));
+  });
+
+  it("builds the records' JSON text field by field: it parses back to the same records, whatever the strings hold", () => {
+    const awkward = 'q"uo\\te\ttab\u0001ctl\ud800lone é 😀';
+    const ctx = {
+      requestId: 'req-9',
+      route: { operationId: 'getRun', template: '/v1/runs/{runId}', method: 'get' },
+      startedAt: process.hrtime.bigint(),
+      principal: { orgId: `org ${awkward}`, userId: awkward, keyId: null, role: 'member', groups: [] },
+      resourceIds: { runId: awkward },
+      usage: [
+        { model: awkward, promptTokens: 3, completionTokens: 0 },
+        { model: 'm2', promptTokens: 1, completionTokens: 2 },
+      ],
+    };
+    const at = isoNow();
+    const record = JSON.parse(auditJsonOf(ctx as never, { status: 404, aborted: false }, at)) as AuditRecord;
+    assert.match(record.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+    assert.ok(record.latencyMs >= 0);
+    assert.deepEqual(record, {
+      id: record.id,
+      at,
+      orgId: `org ${awkward}`,
+      userId: awkward,
+      keyId: null,
+      method: 'GET',
+      route: '/v1/runs/{runId}',
+      operationId: 'getRun',
+      resourceIds: { runId: awkward },
+      status: 404,
+      latencyMs: record.latencyMs,
+      requestId: 'req-9',
+    } satisfies AuditRecord);
+    const usage = usageJsonOf(ctx as never, at).map((text) => JSON.parse(text) as UsageRecord);
+    const who = { at, orgId: `org ${awkward}`, userId: awkward, keyId: null, requestId: 'req-9' };
+    assert.deepEqual(usage, [
+      { ...who, model: awkward, promptTokens: 3, completionTokens: 0 },
+      { ...who, model: 'm2', promptTokens: 1, completionTokens: 2 },
+    ]);
+    assert.equal(new Date(at).toISOString(), at);
+    const unauthenticated = JSON.parse(auditJsonOf({ ...ctx, principal: null, resourceIds: {} } as never, { status: 401, aborted: false }, at)) as AuditRecord;
+    assert.deepEqual([unauthenticated.orgId, unauthenticated.userId, unauthenticated.keyId, unauthenticated.resourceIds], [null, null, null, {}]);
+    assert.deepEqual(usageJsonOf({ ...ctx, principal: null } as never, at), []);
   });
 
   describe('JsonArrayBuilder', () => {

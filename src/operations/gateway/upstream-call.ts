@@ -14,6 +14,18 @@ export function outcomeOf(err: unknown, signal: { readonly aborted: boolean }): 
   return 'error';
 }
 
+/** Usage columns are 32-bit integers. */
+const MAX_TOKENS = 2_147_483_647;
+
+/**
+ * A token count as reported by an upstream, made a count: a fraction rounded, a negative or non-finite
+ * number (JSON's 1e400 parses to Infinity) 0, a huge one capped. One bad value written as it came would
+ * fail its whole batch of usage and audit records in the store, again at every retry.
+ */
+export function tokenCount(reported: number): number {
+  return Number.isFinite(reported) && reported > 0 ? Math.min(Math.round(reported), MAX_TOKENS) : 0;
+}
+
 export class UpstreamCall {
   private readonly started = process.hrtime.bigint();
   private finished = false;
@@ -28,7 +40,7 @@ export class UpstreamCall {
   usage(promptTokens: number, completionTokens: number): void {
     if (this.usageRecorded) return;
     this.usageRecorded = true;
-    this.ctx.usage.push({ model: this.resolved.model.id, promptTokens, completionTokens });
+    this.ctx.usage.push({ model: this.resolved.model.id, promptTokens: tokenCount(promptTokens), completionTokens: tokenCount(completionTokens) });
   }
 
   finish(outcome: UpstreamOutcome): void {
