@@ -13,6 +13,8 @@ export interface AuditConfig {
   excludeOperations: string[];
 }
 
+const NO_USAGE: string[] = [];
+
 export const AUDIT_DEFAULTS: AuditConfig = {
   enabled: true,
   flushIntervalMs: 500,
@@ -85,7 +87,7 @@ export default definePlugin<AuditConfig>({
     return {
       onFinish(ctx, info) {
         const at = isoNow();
-        const audit = excluded.has(ctx.route.operationId) ? null : auditJsonOf(ctx, info, at);
+        const recorded = !excluded.has(ctx.route.operationId);
         const principal = ctx.principal;
         if (principal) {
           for (const report of ctx.usage) {
@@ -93,7 +95,11 @@ export default definePlugin<AuditConfig>({
             tokens(principal.orgId, report.model, 'completion').inc(report.completionTokens);
           }
         }
-        const usage = usageJsonOf(ctx, at);
+        // A call that made one upstream call (nearly all of them) carries its usage in its audit record:
+        // one row per call in the SQL stores instead of two. Other usage becomes usage records.
+        const own = recorded && principal && ctx.usage.length === 1 ? ctx.usage[0]! : null;
+        const audit = recorded ? auditJsonOf(ctx, info, at, own) : null;
+        const usage = own ? NO_USAGE : usageJsonOf(ctx, at);
         if (audit !== null || usage.length > 0) writer.add(audit, usage);
       },
       async close() {

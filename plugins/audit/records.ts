@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { FinishInfo } from '../../src/pipeline/plugin';
-import type { RequestContext } from '../../src/pipeline/context';
+import type { RequestContext, UsageReport } from '../../src/pipeline/context';
 
 // A call's records are written as JSON text the moment it ends (json-batches.ts says why): the text of
 // an AuditRecord and of UsageRecords (src/store/types.ts), built field by field. JSON.stringify of a
@@ -59,9 +59,10 @@ const NO_IDS = '{}';
 
 /**
  * The audit record of a finished call, as the JSON text of an AuditRecord: who, what (route template,
- * never the raw URL), outcome, timing. Never the key.
+ * never the raw URL), outcome, timing. Never the key. `usage`: the call's one upstream call's token
+ * usage, carried in the record (an AuditRecordWithUsage) instead of a usage record of its own.
  */
-export function auditJsonOf(ctx: RequestContext, info: FinishInfo, at: string): string {
+export function auditJsonOf(ctx: RequestContext, info: FinishInfo, at: string, usage: UsageReport | null = null): string {
   const principal = ctx.principal;
   const route = ctx.route;
   const latencyMs = Math.round(Number(process.hrtime.bigint() - ctx.startedAt) / 1e3) / 1e3;
@@ -75,7 +76,10 @@ export function auditJsonOf(ctx: RequestContext, info: FinishInfo, at: string): 
     `"orgId":${principal ? jsonText(principal.orgId) : 'null'},"userId":${principal ? jsonText(principal.userId) : 'null'},` +
     `"keyId":${principal ? jsonTextOrNull(principal.keyId) : 'null'},"method":${jsonText(route.method.toUpperCase())},` +
     `"route":${jsonText(route.template)},"operationId":${jsonText(route.operationId)},"resourceIds":${resourceIds},` +
-    `"status":${String(info.status)},"latencyMs":${String(latencyMs)},"requestId":${jsonText(ctx.requestId)}}`
+    `"status":${String(info.status)},"latencyMs":${String(latencyMs)},"requestId":${jsonText(ctx.requestId)}` +
+    (usage === null
+      ? '}'
+      : `,"model":${jsonText(usage.model)},"promptTokens":${String(usage.promptTokens)},"completionTokens":${String(usage.completionTokens)}}`)
   );
 }
 

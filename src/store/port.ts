@@ -153,8 +153,8 @@ export interface ResponseRepository {
 }
 
 /**
- * Audit and usage records as JSON array texts (UTF-8), each item an AuditRecord / UsageRecord with the
- * same property names. The audit plugin keeps its batches in this form, outside the V8 heap.
+ * Audit and usage records as JSON array texts (UTF-8), each item an AuditRecordWithUsage / UsageRecord
+ * with the same property names. The audit plugin keeps its batches in this form, outside the V8 heap.
  */
 export interface RecordsJson {
   audit: Buffer;
@@ -168,7 +168,10 @@ export interface AuditRepository {
    * retried batch does not duplicate audit records.
    */
   insertMany(records: readonly AuditRecord[], usage?: readonly UsageRecord[]): Promise<void>;
-  /** The same write as insertMany, from the records' JSON texts (the SQL stores pass them through as they are). */
+  /**
+   * The same write as insertMany, from the records' JSON texts (the SQL stores pass them through as they
+   * are); an audit record's own usage (AuditRecordWithUsage) counts in usage totals like a usage record.
+   */
   insertJson(batch: RecordsJson): Promise<void>;
   /** Oldest first, keyset-paginated. */
   list(query: AuditQuery): Promise<AuditRecord[]>;

@@ -263,6 +263,17 @@ export interface AuditRecord {
   requestId: string;
 }
 
+/**
+ * An audit record as the audit plugin writes it (RecordsJson): with the token usage of the call's one
+ * upstream call when it made exactly one, which is then not written as a UsageRecord of its own. The
+ * stores count it in usage totals; audit listings return the AuditRecord without it.
+ */
+export interface AuditRecordWithUsage extends AuditRecord {
+  model?: string;
+  promptTokens?: number;
+  completionTokens?: number;
+}
+
 export interface AuditQuery {
   orgId: string;
   since: string | null;

@@ -11,7 +11,7 @@ import { listAuditRecords } from '../../src/operations/admin/list-audit-records'
 import { createLogger } from '../../src/log/logger';
 import { createMetrics } from '../../src/log/metrics';
 import type { RecordsJson } from '../../src/store/port';
-import type { AuditRecord, UsageRecord } from '../../src/store/types';
+import type { AuditRecord, AuditRecordWithUsage, UsageRecord } from '../../src/store/types';
 import { startTestGateway, TEST_KEYS, type TestGateway } from '../helpers/gateway';
 import { openTestStore } from '../helpers/store';
 
@@ -59,7 +59,7 @@ describe('plugins/audit', () => {
       ],
     };
     const at = isoNow();
-    const record = JSON.parse(auditJsonOf(ctx as never, { status: 404, aborted: false }, at)) as AuditRecord;
+    const record = JSON.parse(auditJsonOf(ctx as never, { status: 404, aborted: false }, at)) as AuditRecordWithUsage;
     assert.match(record.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7/);
     assert.ok(record.latencyMs >= 0);
     assert.deepEqual(record, {
@@ -76,6 +76,8 @@ describe('plugins/audit', () => {
       latencyMs: record.latencyMs,
       requestId: 'req-9',
     } satisfies AuditRecord);
+    const carrying = JSON.parse(auditJsonOf(ctx as never, { status: 404, aborted: false }, at, ctx.usage[0]!)) as AuditRecordWithUsage;
+    assert.deepEqual(carrying, { ...record, id: carrying.id, latencyMs: carrying.latencyMs, model: awkward, promptTokens: 3, completionTokens: 0 });
     const usage = usageJsonOf(ctx as never, at).map((text) => JSON.parse(text) as UsageRecord);
     const who = { at, orgId: `org ${awkward}`, userId: awkward, keyId: null, requestId: 'req-9' };
     assert.deepEqual(usage, [
@@ -222,13 +224,13 @@ describe('plugins/audit', () => {
 
   describe('plugin', () => {
     function fakeDeps() {
-      const audit: AuditRecord[] = [];
+      const audit: AuditRecordWithUsage[] = [];
       const usage: UsageRecord[] = [];
       const metrics = createMetrics();
       const store = {
         audit: {
           insertJson: async (batch: RecordsJson) => {
-            audit.push(...(JSON.parse(batch.audit.toString('utf8')) as AuditRecord[]));
+            audit.push(...(JSON.parse(batch.audit.toString('utf8')) as AuditRecordWithUsage[]));
             usage.push(...(JSON.parse(batch.usage.toString('utf8')) as UsageRecord[]));
           },
         },
@@ -239,7 +241,7 @@ describe('plugins/audit', () => {
 
     it('records the call with its route template and no key, and turns usage into records and metrics', async () => {
       const { audit, usage, metrics, deps } = fakeDeps();
-      const hooks = await auditPlugin.create({ enabled: true, flushIntervalMs: 60_000 } as never, deps);
+      const hooks = await auditPlugin.create({ enabled: true, flushIntervalMs: 60_000, excludeOperations: ['getLiveness', 'getUsage'] } as never, deps);
       const ctx = {
         requestId: 'req-1',
         route: route('createChatCompletion', '/v1/chat/completions'),
@@ -250,22 +252,40 @@ describe('plugins/audit', () => {
       };
       hooks.onFinish?.(ctx as never, { status: 200, aborted: false });
       hooks.onFinish?.({ ...ctx, route: route('getLiveness', '/health/live'), usage: [] } as never, { status: 200, aborted: false });
+      // Several upstream calls in one request, and usage of a call whose operation is not audited.
+      const two = [
+        { model: 'demo', promptTokens: 1, completionTokens: 2 },
+        { model: 'other', promptTokens: 3, completionTokens: 4 },
+      ];
+      hooks.onFinish?.({ ...ctx, requestId: 'req-2', usage: two } as never, { status: 200, aborted: false });
+      hooks.onFinish?.({ ...ctx, requestId: 'req-3', route: route('getUsage', '/v1/x') } as never, { status: 200, aborted: false });
       assert.equal(audit.length, 0, 'written off the request path');
       await hooks.close?.();
-      assert.equal(audit.length, 1, 'health probes are excluded');
-      const [record] = audit;
+      assert.deepEqual(
+        audit.map((r) => r.requestId),
+        ['req-1', 'req-2'],
+        'excluded operations are not recorded',
+      );
+      const [record, severalCalls] = audit;
       assert.equal(record?.route, '/v1/chat/completions');
       assert.equal(record?.method, 'POST');
       assert.equal(record?.keyId, 'key_1');
       assert.equal(record?.status, 200);
       assert.ok((record?.latencyMs ?? -1) >= 0);
+      // One upstream call: its usage travels in the audit record, no usage record of its own.
+      assert.deepEqual([record?.model, record?.promptTokens, record?.completionTokens], ['demo', 12, 5]);
+      assert.equal(severalCalls?.model, undefined);
       assert.deepEqual(
         usage.map((u) => [u.orgId, u.model, u.promptTokens, u.completionTokens, u.requestId]),
-        [['acme', 'demo', 12, 5, 'req-1']],
+        [
+          ['acme', 'demo', 1, 2, 'req-2'],
+          ['acme', 'other', 3, 4, 'req-2'],
+          ['acme', 'demo', 12, 5, 'req-3'],
+        ],
       );
       const text = await metrics.registry.metrics();
-      assert.match(text, /agw_upstream_tokens_total\{org="acme",model="demo",kind="prompt"\} 12/);
-      assert.match(text, /agw_upstream_tokens_total\{org="acme",model="demo",kind="completion"\} 5/);
+      assert.match(text, /agw_upstream_tokens_total\{org="acme",model="demo",kind="prompt"\} 25/);
+      assert.match(text, /agw_upstream_tokens_total\{org="acme",model="demo",kind="completion"\} 12/);
     });
   });
 

@@ -1,6 +1,6 @@
 import type { Filter } from 'mongodb';
 import type { AuditRepository, ResponseRepository, StepVerdictRepository, UsageRepository } from '../port';
-import type { AuditRecord, ResponseRecord, UsageRecord } from '../types';
+import type { AuditRecord, AuditRecordWithUsage, ResponseRecord, UsageRecord } from '../types';
 import { date, dateOrNull, insertManyIgnoringDuplicates, isoOrNull, type AuditDoc, type Collections, type ResponseDoc, type StepDoc } from './collections';
 
 function toResponse(doc: ResponseDoc): ResponseRecord {
@@ -172,8 +172,11 @@ export function mongoAudit(c: Collections): AuditRepository {
       await insertUsageDocs(c, usage);
     },
     async insertJson(batch) {
-      // MongoDB takes documents: the texts are parsed here (the SQL stores pass them through).
-      await repository.insertMany(JSON.parse(batch.audit.toString('utf8')) as AuditRecord[], JSON.parse(batch.usage.toString('utf8')) as UsageRecord[]);
+      // MongoDB takes documents: the texts are parsed here (the SQL stores pass them through). A call's
+      // own usage carried in its audit record becomes a usage document like the others.
+      const records = JSON.parse(batch.audit.toString('utf8')) as AuditRecordWithUsage[];
+      const usage = JSON.parse(batch.usage.toString('utf8')) as UsageRecord[];
+      await repository.insertMany(records, [...usageCarriedBy(records), ...usage]);
     },
     async list(query) {
       if (query.limit <= 0) return [];
@@ -188,6 +191,25 @@ export function mongoAudit(c: Collections): AuditRepository {
     },
   };
   return repository;
+}
+
+/** The usage records carried by audit records (AuditRecordWithUsage), in the records' order. */
+export function usageCarriedBy(records: readonly AuditRecordWithUsage[]): UsageRecord[] {
+  const usage: UsageRecord[] = [];
+  for (const r of records) {
+    if (r.model === undefined || r.orgId === null) continue;
+    usage.push({
+      at: r.at,
+      orgId: r.orgId,
+      userId: r.userId,
+      keyId: r.keyId,
+      model: r.model,
+      promptTokens: r.promptTokens ?? 0,
+      completionTokens: r.completionTokens ?? 0,
+      requestId: r.requestId,
+    });
+  }
+  return usage;
 }
 
 async function insertUsageDocs(c: Collections, records: readonly UsageRecord[]): Promise<void> {

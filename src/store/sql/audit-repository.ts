@@ -50,6 +50,10 @@ const AUDIT_COLUMNS: readonly JsonCopyColumn[] = [
   { column: 'status', key: 'status', type: 'int' },
   { column: 'latency_ms', key: 'latencyMs', type: 'float8' },
   { column: 'request_id', key: 'requestId', type: 'text' },
+  // The call's own usage (AuditRecordWithUsage); NULL when it made no upstream call or several.
+  { column: 'model', key: 'model', type: 'text' },
+  { column: 'prompt_tokens', key: 'promptTokens', type: 'int' },
+  { column: 'completion_tokens', key: 'completionTokens', type: 'int' },
 ];
 
 /**
