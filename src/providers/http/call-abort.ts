@@ -65,6 +65,16 @@ function abortError(): Error {
 /** Either kind of signal the transport accepts. */
 export type CallSignal = AbortSignal | CallAbort;
 
+/** Subscribes to either kind of signal without making an AbortSignal for a CallAbort; returns the unsubscribe. */
+export function onAbort(signal: CallSignal, listener: () => void): () => void {
+  if (signal instanceof CallAbort) {
+    signal.once('abort', listener);
+    return () => signal.removeListener('abort', listener);
+  }
+  signal.addEventListener('abort', listener, { once: true });
+  return () => signal.removeEventListener('abort', listener);
+}
+
 /** The real AbortSignal behind either kind (made on first use for a CallAbort). */
 export function abortSignalOf(signal: CallSignal): AbortSignal {
   return signal instanceof CallAbort ? signal.signal : signal;

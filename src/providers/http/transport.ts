@@ -7,7 +7,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { ProviderConfig } from '../../config/types';
 import { GatewayError } from '../../http/errors';
-import { abortSignalOf, CallAbort, type CallSignal } from './call-abort';
+import { onAbort, type CallSignal } from './call-abort';
 import { assertPublicLiteral, guardedLookup, SsrfBlockedError } from './ssrf-guard';
 
 export interface UpstreamRequest {
@@ -130,22 +130,22 @@ export function retryAfterMs(headers: Record<string, string | string[] | undefin
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
 
-function sleep(ms: number, callSignal: CallSignal | undefined): Promise<void> {
-  const signal = callSignal && abortSignalOf(callSignal);
+function sleep(ms: number, signal: CallSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason as Error);
       return;
     }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason as Error);
-    };
     const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      unsubscribe?.();
       resolve();
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const unsubscribe =
+      signal &&
+      onAbort(signal, () => {
+        clearTimeout(timer);
+        reject(signal.reason as Error);
+      });
   });
 }
 
@@ -380,16 +380,6 @@ interface ReplyHead {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: ReplyBody;
-}
-
-/** Subscribes to either kind of abort signal; returns the unsubscribe. */
-function onAbort(signal: CallSignal, listener: () => void): () => void {
-  if (signal instanceof CallAbort) {
-    signal.once('abort', listener);
-    return () => signal.removeListener('abort', listener);
-  }
-  signal.addEventListener('abort', listener, { once: true });
-  return () => signal.removeEventListener('abort', listener);
 }
 
 /**
