@@ -3,7 +3,7 @@
 // batched off the request path; close() (shutdown) flushes everything.
 import { definePlugin } from '../../src/pipeline/plugin';
 import { JsonBatchWriter } from './json-batches';
-import { auditJsonOf, isoNow, usageJsonOf } from './records';
+import { auditJsonOf, isoNow, NO_USAGE, usageJsonOf } from './records';
 
 export interface AuditConfig {
   enabled: boolean;
@@ -12,8 +12,6 @@ export interface AuditConfig {
   maxBuffered: number;
   excludeOperations: string[];
 }
-
-const NO_USAGE: string[] = [];
 
 export const AUDIT_DEFAULTS: AuditConfig = {
   enabled: true,

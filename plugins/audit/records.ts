@@ -84,7 +84,7 @@ export function auditJsonOf(ctx: RequestContext, info: FinishInfo, at: string, u
 }
 
 /** The usage records of the upstream calls a request made, each as the JSON text of a UsageRecord (none without an organization). */
-export function usageJsonOf(ctx: RequestContext, at: string): string[] {
+export function usageJsonOf(ctx: RequestContext, at: string): readonly string[] {
   const principal = ctx.principal;
   if (!principal || ctx.usage.length === 0) return NO_USAGE;
   const who = `{"at":"${at}","orgId":${jsonText(principal.orgId)},"userId":${jsonText(principal.userId)},"keyId":${jsonTextOrNull(principal.keyId)},`;
@@ -95,4 +95,5 @@ export function usageJsonOf(ctx: RequestContext, at: string): string[] {
   );
 }
 
-const NO_USAGE: string[] = [];
+/** No usage records (shared: never written to). */
+export const NO_USAGE: readonly string[] = [];
