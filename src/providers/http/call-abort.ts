@@ -33,7 +33,7 @@ export class CallAbort {
     this.controller?.abort(reason);
   }
 
-  // The EventEmitter subset undici uses for a request's `signal` (only 'abort' is ever emitted).
+  // The EventEmitter subset onAbort() subscribes with (only 'abort' is ever emitted).
   once(_event: 'abort', listener: AbortListener): this {
     if (!this.aborted) (this.listeners ??= []).push(listener);
     return this;

@@ -1,13 +1,13 @@
 // The one place upstream HTTP happens (every provider type uses it): pooled keep-alive connections,
 // connect / first-byte / idle timeouts, retries with jittered exponential backoff (connection errors,
 // 429 and 5xx, honouring Retry-After) that only happen before anything reached the caller, the SSRF
-// guard, and aborts. Built on undici's dispatch interface (not fetch, not request()) for its per-origin
-// pools, its per-request headers/body timeouts, and reply chunks handed over by its parser as they
-// arrive, with no stream object in between.
-import { Agent, type Dispatcher } from 'undici';
+// guard, and aborts. Built on the project's HTTP/1.1 client (http1-client.ts: per-origin keep-alive
+// pools, per-request head/body timeouts, reply chunks handed over from the socket's 'data' event with
+// no stream object in between).
 import type { ProviderConfig } from '../../config/types';
 import { GatewayError } from '../../http/errors';
 import { onAbort, type CallSignal } from './call-abort';
+import { Http1Agent, type Http1Controller, type Http1Handler } from './http1-client';
 import { assertPublicLiteral, guardedLookup, SsrfBlockedError } from './ssrf-guard';
 
 export interface UpstreamRequest {
@@ -75,9 +75,8 @@ const RETRYABLE_CODES = new Set([
   'EAI_AGAIN',
   'EHOSTUNREACH',
   'ENETUNREACH',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_CLOSED',
+  'UPSTREAM_SOCKET_CLOSED',
+  'UPSTREAM_CONNECT_TIMEOUT',
 ]);
 
 function errorCode(err: unknown): string | undefined {
@@ -151,7 +150,7 @@ function sleep(ms: number, signal: CallSignal | undefined): Promise<void> {
 
 /** Maps a failure while reading a reply body to the caller's error (an abort stays an abort). */
 function bodyError(err: unknown, providerName: string, idleMs: number): unknown {
-  if (errorCode(err) === 'UND_ERR_BODY_TIMEOUT') {
+  if (errorCode(err) === 'UPSTREAM_BODY_TIMEOUT') {
     return new GatewayError('upstream_timeout', `Upstream provider ${providerName} went silent for ${idleMs} ms mid-reply.`, { cause: err });
   }
   if ((err as { name?: string }).name === 'AbortError') return err;
@@ -165,9 +164,9 @@ const HIGH_WATER_CHUNKS = 16;
 const DISCARDED = Object.assign(new Error('The rest of the reply was not needed.'), { name: 'AbortError' });
 
 /**
- * The reply bytes, handed over by undici's HTTP/1 parser through the dispatch handler below: no
- * Readable stream per reply (undici's request() wraps every body in one, and each chunk then paid a
- * push, a buffer round, an event and a nextTick before anyone saw it). Two modes. As an async
+ * The reply bytes, handed over by the HTTP/1.1 client's parser through the handler below: no Readable
+ * stream per reply (each chunk would pay a push, a buffer round, an event and a nextTick before anyone
+ * saw it). Two modes. As an async
  * iterator: one settled promise per chunk; the connection is paused while HIGH_WATER_CHUNKS wait
  * unread. Pushed (forEach): each chunk goes to the consumer inside the parser's callback, one promise
  * per reply; the connection is paused while the consumer's promise (its backpressure) is pending.
@@ -186,7 +185,7 @@ class ReplyBody implements UpstreamBody, AsyncIterableIterator<Buffer> {
   private consumed: { resolve(): void; reject(err: unknown): void } | null = null;
 
   constructor(
-    private readonly controller: Dispatcher.DispatchController,
+    private readonly controller: Http1Controller,
     private readonly providerName: string,
     private readonly idleMs: number,
   ) {}
@@ -218,7 +217,7 @@ class ReplyBody implements UpstreamBody, AsyncIterableIterator<Buffer> {
     this.settle();
   }
 
-  /** From undici: the connection failed, timed out or was aborted mid-reply. */
+  /** From the client: the connection failed, timed out or was aborted mid-reply. */
   fail(err: unknown): void {
     if (this.ended || this.failure !== null) return;
     this.failure = bodyError(err, this.providerName, this.idleMs);
@@ -383,11 +382,11 @@ interface ReplyHead {
 }
 
 /**
- * One upstream call on undici's dispatch interface: resolves with the head when the final status line
+ * One upstream call on the HTTP/1.1 client: resolves with the head when the final status line
  * and headers arrived (1xx informational heads are skipped), rejects on a failure before that, and
  * feeds the body afterwards. The caller's abort signal aborts the call at any point.
  */
-class ReplyHandler implements Dispatcher.DispatchHandler {
+class ReplyHandler implements Http1Handler {
   private body: ReplyBody | null = null;
   private unsubscribe: (() => void) | null = null;
 
@@ -399,7 +398,7 @@ class ReplyHandler implements Dispatcher.DispatchHandler {
     private readonly idleMs: number,
   ) {}
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
+  onRequestStart(controller: Http1Controller): void {
     const signal = this.signal;
     if (!signal) return;
     if (signal.aborted) {
@@ -410,13 +409,13 @@ class ReplyHandler implements Dispatcher.DispatchHandler {
     this.unsubscribe = onAbort(signal, () => controller.abort(signal.reason as Error));
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+  onResponseStart(controller: Http1Controller, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     if (statusCode < 200) return;
     this.body = new ReplyBody(controller, this.providerName, this.idleMs);
     this.resolve({ status: statusCode, headers, body: this.body });
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(_controller: Http1Controller, chunk: Buffer): void {
     this.body?.chunk(chunk);
   }
 
@@ -425,7 +424,7 @@ class ReplyHandler implements Dispatcher.DispatchHandler {
     this.body?.complete();
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+  onResponseError(_controller: Http1Controller, err: Error): void {
     this.release();
     if (this.body) this.body.fail(err);
     else this.reject(err);
@@ -438,7 +437,7 @@ class ReplyHandler implements Dispatcher.DispatchHandler {
 }
 
 export class UpstreamTransport {
-  private readonly agent: Agent;
+  private readonly agent: Http1Agent;
   private readonly mapError: UpstreamErrorMapper;
   private readonly random: () => number;
   private readonly firstByteMs: number;
@@ -465,16 +464,11 @@ export class UpstreamTransport {
     this.baseDelayMs = retries.baseDelayMs ?? TRANSPORT_DEFAULTS.baseDelayMs;
     this.maxDelayMs = retries.maxDelayMs ?? TRANSPORT_DEFAULTS.maxDelayMs;
     this.allowPrivate = config.allowPrivateNetwork === true;
-    // One Agent per provider: undici keeps one keep-alive pool per origin inside it.
-    this.agent = new Agent({
-      connect: {
-        timeout: timeouts.connectMs ?? TRANSPORT_DEFAULTS.connectMs,
-        ...(this.allowPrivate ? {} : { lookup: guardedLookup }),
-      },
-      headersTimeout: this.firstByteMs,
-      bodyTimeout: this.idleMs,
-      keepAliveTimeout: 30_000,
-      keepAliveMaxTimeout: 600_000,
+    // One agent per provider, with one keep-alive pool per origin inside it.
+    this.agent = new Http1Agent({
+      connectTimeoutMs: timeouts.connectMs ?? TRANSPORT_DEFAULTS.connectMs,
+      keepAliveMs: 30_000,
+      ...(this.allowPrivate ? {} : { lookup: guardedLookup }),
     });
   }
 
@@ -529,7 +523,7 @@ export class UpstreamTransport {
         const ssrf = findSsrf(err);
         if (ssrf) throw this.ssrfError(ssrf);
         const code = errorCode(err);
-        if (code === 'UND_ERR_HEADERS_TIMEOUT') {
+        if (code === 'UPSTREAM_HEADERS_TIMEOUT') {
           // No retry: the upstream may still be generating (and billing) the first answer.
           throw new GatewayError('upstream_timeout', `Upstream provider ${this.providerName} sent no response within ${this.firstByteMs} ms.`, { cause: err });
         }
@@ -537,7 +531,10 @@ export class UpstreamTransport {
           await sleep(this.backoff(attempt), signal);
           continue;
         }
-        if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+        if (code === 'UPSTREAM_BAD_RESPONSE') {
+          throw new GatewayError('upstream_error', `Upstream provider ${this.providerName} sent a response that is not valid HTTP/1.1.`, { cause: err });
+        }
+        if (code === 'UPSTREAM_CONNECT_TIMEOUT') {
           throw new GatewayError('upstream_timeout', `Upstream provider ${this.providerName} did not accept a connection in time.`, { cause: err });
         }
         throw new GatewayError('upstream_error', `Upstream provider ${this.providerName} is unreachable.`, { cause: err });
@@ -573,14 +570,14 @@ export class UpstreamTransport {
     return new Promise((resolve, reject) => {
       const handler = new ReplyHandler(resolve, reject, request.signal, this.providerName, this.idleMs);
       this.agent.dispatch(
+        origin,
         {
-          origin,
-          path,
           method: request.method ?? 'POST',
+          path,
           headers: request.headers,
           body: request.body ?? null,
-          headersTimeout: this.firstByteMs,
-          bodyTimeout: this.idleMs,
+          headersTimeoutMs: this.firstByteMs,
+          bodyTimeoutMs: this.idleMs,
         },
         handler,
       );

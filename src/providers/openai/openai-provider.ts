@@ -6,7 +6,7 @@
 // Why not http-proxy-middleware here: it pipes one request to one upstream attempt, but this path must
 // retry 429/5xx/connection errors with backoff before the first byte, enforce connect/first-byte/idle
 // timeouts, refuse private addresses (SSRF guard), replace the model name and apply DLP/strip
-// transforms, and read usage from the reply for the audit trail. The shared undici transport does
+// transforms, and read usage from the reply for the audit trail. The shared transport does
 // all of that with the same zero-copy piping (Buffers relayed as they arrive), so one code path serves
 // both the proxy and the library calls.
 import type { ProviderConfig } from '../../config/types';
