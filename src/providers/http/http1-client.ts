@@ -76,6 +76,14 @@ const UNSAFE_HEADER_VALUE = /[\0\r\n]/;
 /** Header names the client writes itself: a caller's copy would contradict the framing. */
 const CLIENT_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection']);
 
+/**
+ * Every upstream socket reads into this one buffer (node:net's `onread`): no Readable stream round, no
+ * 64 KiB allocation shrunk to size, per read (~3 µs of ~18 a read on the bench machine). Reads are
+ * handled one at a time, synchronously, and nothing keeps a view of it: the parser copies a partial
+ * head, the connection copies body bytes (small copies come from Node's buffer pool) and held bytes.
+ */
+const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
+
 /** Header objects already checked (providers send the same few objects on every request). */
 const checkedHeaders = new WeakSet<object>();
 
@@ -161,22 +169,26 @@ class OriginPool {
       if (connection.reusable()) return connection;
       connection.destroy();
     }
-    return new Connection(this, this.connect());
+    return new Connection(this);
   }
 
-  private connect(): net.Socket {
+  /** A new socket whose reads go to `onRead` (see READ_BUFFER). */
+  connect(onRead: (length: number, buffer: Buffer) => boolean): net.Socket {
     const lookup = this.options.lookup;
+    const onread = { buffer: READ_BUFFER, callback: onRead };
     if (this.secure) {
+      // tls.connect takes `onread` like net.connect (Node's docs and tests), though @types/node omits it.
       return tls.connect({
         host: this.host,
         port: this.port,
         ...(net.isIP(this.host) === 0 ? { servername: this.host } : {}),
         ALPNProtocols: ['http/1.1'],
+        onread,
         ...(lookup ? { lookup } : {}),
         ...(this.options.ca !== undefined ? { ca: this.options.ca } : {}),
-      });
+      } as tls.ConnectionOptions);
     }
-    return net.connect({ host: this.host, port: this.port, ...(lookup ? { lookup } : {}) });
+    return net.connect({ host: this.host, port: this.port, onread, ...(lookup ? { lookup } : {}) });
   }
 
   release(connection: Connection, keepForMs: number): void {
@@ -252,10 +264,15 @@ class Connection implements ResponseEvents {
   private expiresAt = 0;
   private dead = false;
 
-  constructor(
-    private readonly pool: OriginPool,
-    private readonly socket: net.Socket,
-  ) {
+  private readonly socket: net.Socket;
+
+  constructor(private readonly pool: OriginPool) {
+    // true: keep reading (a paused reply pauses the socket explicitly).
+    const socket = pool.connect((length, buffer) => {
+      this.onData(buffer.subarray(0, length));
+      return true;
+    });
+    this.socket = socket;
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 60_000);
     const connectTimeoutMs = pool.options.connectTimeoutMs;
@@ -265,7 +282,6 @@ class Connection implements ResponseEvents {
     }, connectTimeoutMs);
     this.connectTimer.unref();
     socket.once(socket instanceof tls.TLSSocket ? 'secureConnect' : 'connect', () => this.onConnect());
-    socket.on('data', (bytes: Buffer) => this.onData(bytes));
     socket.on('end', () => this.onEnd());
     socket.on('error', (err: Error) => this.fail(err));
     socket.on('close', () => this.onClose());
@@ -348,8 +364,9 @@ class Connection implements ResponseEvents {
     try {
       const stopped = this.parser.execute(bytes, at);
       if (stopped < bytes.length && this.exchange !== null) {
-        this.held = bytes;
-        this.heldAt = stopped;
+        // The read buffer is reused by the next read: what waits is copied.
+        this.held = Buffer.from(bytes.subarray(stopped));
+        this.heldAt = 0;
       }
     } catch (err) {
       this.fail(err as Error);
@@ -378,6 +395,8 @@ class Connection implements ResponseEvents {
   resume(): void {
     this.paused = false;
     this.parser.paused = false;
+    // Silence is counted from when the reply is read again, not from its last chunk before the pause.
+    this.lastData = Date.now();
     if (this.parsing) return; // the parse loop in progress goes on by itself
     const held = this.held;
     if (held !== null) {
@@ -399,7 +418,8 @@ class Connection implements ResponseEvents {
 
   onBody(bytes: Buffer): void {
     const exchange = this.exchange;
-    if (exchange !== null && bytes.length > 0) exchange.handler.onResponseData(exchange, bytes);
+    // A copy: `bytes` is a view of the shared read buffer, and handlers may keep what they get.
+    if (exchange !== null && bytes.length > 0) exchange.handler.onResponseData(exchange, Buffer.from(bytes));
   }
 
   onComplete(): void {
