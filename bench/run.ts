@@ -9,7 +9,8 @@
 //   npm run bench                      the full matrix (non-streaming and streaming, c = 1, 16, 64)
 //   npm run bench -- --duration 5      seconds measured per run (default 5, after 1 s of warm-up)
 //   npm run bench -- --repeat 3        runs per cell, interleaved across targets; figures are medians
-//   npm run bench -- --soak 600        c = 64 non-streaming through the gateway for 600 s, RSS sampled
+//   npm run bench -- --soak 600        c = 64 non-streaming through the gateway for 600 s (after 30 s of
+//                                      warm-up), RSS sampled
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npm run bench -- ...
 //                                      extra node flags for the gateway process only (profiling)
 //   npm run bench -- --store postgres  one store only: embedded (PGlite, the single-process default) or
@@ -422,12 +423,16 @@ function printTable(rows: string[][]): void {
 async function soak(store: StoreKind, url: string, pid: number, seconds: number): Promise<void> {
   const windowSeconds = Math.min(30, seconds);
   const windows = Math.max(1, Math.round(seconds / windowSeconds));
-  console.log(`soak (${store} store): ${windows} x ${windowSeconds} s at c=64 through the gateway; RSS sampled every second`);
+  console.log(
+    `soak (${store} store): ${windowSeconds} s of warm-up, then ${windows} x ${windowSeconds} s at c=64 through the gateway; RSS sampled every second`,
+  );
   // RSS saws up and down with V8's major collections, so one sample per window says little: the
   // lowest sample of a window (the floor after a collection) is what grows if something leaks.
-  // Windows shorter than 10 s give no floor to compare.
+  // Windows shorter than 10 s give no floor to compare. The warm-up window is printed but is not the
+  // baseline: in it the heap grows from the idle process's size to the load's working size, which is
+  // not growth across the soak (a leak keeps growing after it).
   const floors: number[] = [];
-  for (let i = 0; i < windows; i++) {
+  for (let i = -1; i < windows; i++) {
     let low = Infinity;
     let high = 0;
     const started = Date.now();
@@ -440,9 +445,9 @@ async function soak(store: StoreKind, url: string, pid: number, seconds: number)
     }, 1000);
     const r = await runLoad(url, 64, windowSeconds * 1000, false, KEY);
     clearInterval(sampler);
-    floors.push(low);
+    if (i >= 0) floors.push(low);
     console.log(
-      `  window ${i + 1}/${windows}: ${fmt(r.rps, 0)} req/s, p99 ${fmt(r.p99)} ms, errors ${r.errors}, RSS low ${fmt(low, 1)} MB, high ${fmt(high, 1)} MB`,
+      `  ${i < 0 ? 'warm-up' : `window ${i + 1}/${windows}`}: ${fmt(r.rps, 0)} req/s, p99 ${fmt(r.p99)} ms, errors ${r.errors}, RSS low ${fmt(low, 1)} MB, high ${fmt(high, 1)} MB`,
     );
   }
   const baseline = floors[0]!;
