@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as netServer, type AddressInfo } from 'node:net';
 import { GatewayError } from '../../src/http/errors';
 import { isPrivateAddress } from '../../src/providers/http/ssrf-guard';
 import { retryAfterMs, UpstreamTransport } from '../../src/providers/http/transport';
@@ -187,6 +187,30 @@ describe('upstream transport', () => {
     assert.equal(retryAfterMs({ 'retry-after-ms': '250' }), 250);
     assert.equal(retryAfterMs({ 'retry-after': new Date(10_000).toUTCString() }, 4_000), 6000);
     assert.equal(retryAfterMs({}), null);
+  });
+});
+
+describe('upstream transport, malformed replies', () => {
+  it('answers a reply that is not valid HTTP/1.1 with a 502 saying so, without retrying it', async () => {
+    let requests = 0;
+    const server = netServer((socket) => {
+      socket.on('data', () => {
+        requests++;
+        socket.write('HTTP/1.1 200 OK\r\ncontent-length: 3\r\ncontent-length: 4\r\n\r\nabcd');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const transport = new UpstreamTransport('fake', config());
+    try {
+      const err = await rejection(transport.send({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/x`, headers: {}, body: '{}' }));
+      assert.equal(err.code, 'upstream_error');
+      assert.equal(err.status, 502);
+      assert.match(err.message, /fake sent a response that is not valid HTTP\/1\.1/);
+      assert.equal(requests, 1);
+    } finally {
+      await transport.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
 

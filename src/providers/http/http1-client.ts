@@ -1,12 +1,12 @@
 // The HTTP/1.1 client under the upstream transport: keep-alive connection pools per origin over
 // node:net / node:tls, one request per connection at a time, connect / first-byte / idle timeouts,
-// and reply bytes handed to a handler straight from the socket's 'data' event.
+// and reply bytes handed to a handler straight from the socket's reads.
 //
 // Why not undici (which this replaced): relaying a stream, every chunk went through undici's socket
 // 'readable' round (a nextTick, a read() call), a copy into its WebAssembly parser's memory and a
 // callback back out, ~11 µs a chunk on the bench machine on top of the ~18 µs a socket read costs
 // at all; at 20 chunks a stream that was the largest share of the gateway's own per-stream cost.
-// Here a chunk is parsed in place (its framing is a few bytes) and passed on as a view of the read.
+// Here a chunk is parsed where it was read (its framing is a few bytes) and its data passed on.
 
 import net from 'node:net';
 import tls from 'node:tls';

@@ -229,12 +229,16 @@ export class ResponseParser {
     const connection = headerList(headers['connection']);
     const keepAlive = http10 ? connection.includes('keep-alive') : !connection.includes('close');
     this.reusable = keepAlive;
+    // The framing is checked before the head is announced: a response whose length cannot be known
+    // fails as a whole, not as a head followed by a broken body.
+    const hasBody = this.frameBody(code, headers);
     this.events.onHead({ status: code, headers, keepAlive, keepAliveMs: keepAliveHint(headers['keep-alive']) });
-    this.frameBody(code, headers);
+    if (!hasBody) this.complete();
   }
 
-  private frameBody(code: number, headers: ResponseHeaders): void {
-    if (this.noBody || code === 204 || code === 304) return this.complete();
+  /** Sets the state that reads the body; false when there is none. */
+  private frameBody(code: number, headers: ResponseHeaders): boolean {
+    if (this.noBody || code === 204 || code === 304) return false;
     const coding = headers['transfer-encoding'];
     if (coding !== undefined) {
       const codings = headerList(coding);
@@ -243,11 +247,11 @@ export class ResponseParser {
         if (headers['content-length'] !== undefined) this.reusable = false;
         this.state = State.ChunkSize;
         this.startChunkSize();
-        return;
+        return true;
       }
       this.reusable = false;
       this.state = State.UntilClose;
-      return;
+      return true;
     }
     const length = headers['content-length'];
     if (length !== undefined) {
@@ -257,12 +261,13 @@ export class ResponseParser {
         throw new ResponseParseError(`The upstream sent an invalid Content-Length: ${JSON.stringify(String(length).slice(0, 40))}.`);
       }
       this.remaining = Number(first);
-      if (this.remaining === 0) return this.complete();
+      if (this.remaining === 0) return false;
       this.state = State.Length;
-      return;
+      return true;
     }
     this.reusable = false;
     this.state = State.UntilClose;
+    return true;
   }
 
   private complete(): void {

@@ -2,8 +2,8 @@
 // connect / first-byte / idle timeouts, retries with jittered exponential backoff (connection errors,
 // 429 and 5xx, honouring Retry-After) that only happen before anything reached the caller, the SSRF
 // guard, and aborts. Built on the project's HTTP/1.1 client (http1-client.ts: per-origin keep-alive
-// pools, per-request head/body timeouts, reply chunks handed over from the socket's 'data' event with
-// no stream object in between).
+// pools, per-request head/body timeouts, reply chunks handed over as the socket reads them, with no
+// stream object in between).
 import type { ProviderConfig } from '../../config/types';
 import { GatewayError } from '../../http/errors';
 import { onAbort, type CallSignal } from './call-abort';
@@ -166,10 +166,10 @@ const DISCARDED = Object.assign(new Error('The rest of the reply was not needed.
 /**
  * The reply bytes, handed over by the HTTP/1.1 client's parser through the handler below: no Readable
  * stream per reply (each chunk would pay a push, a buffer round, an event and a nextTick before anyone
- * saw it). Two modes. As an async
- * iterator: one settled promise per chunk; the connection is paused while HIGH_WATER_CHUNKS wait
- * unread. Pushed (forEach): each chunk goes to the consumer inside the parser's callback, one promise
- * per reply; the connection is paused while the consumer's promise (its backpressure) is pending.
+ * saw it). Two modes. As an async iterator: one settled promise per chunk; the connection is paused
+ * while HIGH_WATER_CHUNKS wait unread. Pushed (forEach): each chunk goes to the consumer inside the
+ * parser's callback, one promise per reply; the connection is paused while the consumer's promise
+ * (its backpressure) is pending.
  * Stopping early (client gone, caller done) closes the connection instead of reading the rest.
  */
 class ReplyBody implements UpstreamBody, AsyncIterableIterator<Buffer> {
