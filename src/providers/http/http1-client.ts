@@ -258,7 +258,6 @@ class Connection implements ResponseEvents {
   private socketPaused = false;
   /** Bytes read but not yet parsed because the handler paused the reply mid-read. */
   private held: Buffer | null = null;
-  private heldAt = 0;
   private parsing = false;
   private keepAliveMs: number | null = null;
   private expiresAt = 0;
@@ -356,17 +355,16 @@ class Connection implements ResponseEvents {
       return;
     }
     this.lastData = Date.now();
-    this.parse(bytes, 0);
+    this.parse(bytes);
   }
 
-  private parse(bytes: Buffer, at: number): void {
+  private parse(bytes: Buffer): void {
     this.parsing = true;
     try {
-      const stopped = this.parser.execute(bytes, at);
+      const stopped = this.parser.execute(bytes);
       if (stopped < bytes.length && this.exchange !== null) {
         // The read buffer is reused by the next read: what waits is copied.
         this.held = Buffer.from(bytes.subarray(stopped));
-        this.heldAt = 0;
       }
     } catch (err) {
       this.fail(err as Error);
@@ -401,7 +399,7 @@ class Connection implements ResponseEvents {
     const held = this.held;
     if (held !== null) {
       this.held = null;
-      this.parse(held, this.heldAt);
+      this.parse(held);
     } else this.resumeSocket();
   }
 
@@ -426,7 +424,7 @@ class Connection implements ResponseEvents {
     const exchange = this.exchange;
     if (exchange === null) return;
     this.finish(exchange);
-    if (this.parser.keepAlive && !this.socket.destroyed && this.held === null) {
+    if (this.parser.keepAlive && !this.socket.destroyed) {
       const hint = this.keepAliveMs;
       const keepFor = hint === null ? this.pool.options.keepAliveMs : Math.min(this.pool.options.keepAliveMs, hint - KEEP_ALIVE_MARGIN_MS);
       this.pool.release(this, keepFor);

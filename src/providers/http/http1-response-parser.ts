@@ -118,23 +118,20 @@ export class ResponseParser {
           at = this.readHead(bytes, at);
           break;
         case State.Length: {
-          const take = Math.min(this.remaining, end - at);
-          this.remaining -= take;
-          const view = at === 0 && take === end ? bytes : bytes.subarray(at, at + take);
-          at += take;
-          if (this.remaining === 0) this.state = State.Done;
+          const view = this.take(bytes, at);
+          at += view.length;
+          const done = this.remaining === 0;
+          if (done) this.state = State.Done;
           this.events.onBody(view);
-          if (this.state === State.Done) this.events.onComplete();
+          if (done) this.events.onComplete();
           break;
         }
         case State.ChunkSize:
           at = this.readChunkSize(bytes, at);
           break;
         case State.ChunkData: {
-          const take = Math.min(this.remaining, end - at);
-          this.remaining -= take;
-          const view = bytes.subarray(at, at + take);
-          at += take;
+          const view = this.take(bytes, at);
+          at += view.length;
           if (this.remaining === 0) {
             this.state = State.ChunkDataEnd;
             this.lineBytes = 0;
@@ -159,6 +156,13 @@ export class ResponseParser {
       }
     }
     return at;
+  }
+
+  /** Up to `remaining` bytes from `at` (a Content-Length body, a chunk's data), counted off `remaining`. */
+  private take(bytes: Buffer, at: number): Buffer {
+    const take = Math.min(this.remaining, bytes.length - at);
+    this.remaining -= take;
+    return at === 0 && take === bytes.length ? bytes : bytes.subarray(at, at + take);
   }
 
   /** Stops execute() after the current callback (backpressure); it returns where it stopped. */
