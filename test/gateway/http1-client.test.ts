@@ -125,6 +125,10 @@ describe('upstream HTTP/1.1 response parser', () => {
     for (const wire of bad) {
       assert.throws(() => parserFor().parser.execute(Buffer.from(wire)), ResponseParseError, wire.slice(0, 60));
     }
+    // A head past the limit with no blank line yet fails then, not when (if ever) its end arrives.
+    const endless = parserFor();
+    endless.parser.execute(Buffer.from('HTTP/1.1 200 OK\r\n'));
+    assert.throws(() => endless.parser.execute(Buffer.from(`x-big: ${'a'.repeat(70 * 1024)}`)), ResponseParseError);
   });
 
   it('stops where a callback paused it and goes on from there', () => {

@@ -171,8 +171,7 @@ export class ResponseParser {
   /** The connection ended: completes a body that runs until the close; false when the response was cut. */
   finish(): boolean {
     if (this.state === State.UntilClose) {
-      this.state = State.Done;
-      this.events.onComplete();
+      this.complete();
       return true;
     }
     return this.state === State.Done;
@@ -191,12 +190,13 @@ export class ResponseParser {
       block = Buffer.concat([this.partial, bytes.subarray(at)]);
     }
     const blank = block.indexOf('\r\n\r\n', from, 'latin1');
+    // The head's size: up to its blank line, or all that was read while that has not come.
+    const headBytes = blank < 0 ? block.length : blank;
+    if (headBytes > MAX_HEAD_BYTES) throw new ResponseParseError(`The upstream's response head is larger than ${MAX_HEAD_BYTES} bytes.`);
     if (blank < 0) {
-      if (block.length > MAX_HEAD_BYTES) throw new ResponseParseError(`The upstream's response head is larger than ${MAX_HEAD_BYTES} bytes.`);
       this.partial = Buffer.from(block);
       return bytes.length;
     }
-    if (blank > MAX_HEAD_BYTES) throw new ResponseParseError(`The upstream's response head is larger than ${MAX_HEAD_BYTES} bytes.`);
     const consumed = blank + 4 - this.partial.length;
     const text = block.toString('latin1', 0, blank);
     this.partial = EMPTY;
