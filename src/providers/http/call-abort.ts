@@ -74,8 +74,3 @@ export function onAbort(signal: CallSignal, listener: () => void): () => void {
   signal.addEventListener('abort', listener, { once: true });
   return () => signal.removeEventListener('abort', listener);
 }
-
-/** The real AbortSignal behind either kind (made on first use for a CallAbort). */
-export function abortSignalOf(signal: CallSignal): AbortSignal {
-  return signal instanceof CallAbort ? signal.signal : signal;
-}
