@@ -57,7 +57,16 @@ export interface ProviderConfig {
   tokenUrl?: string;
   timeouts?: { connectMs?: number; firstByteMs?: number; idleMs?: number };
   retries?: { max?: number; baseDelayMs?: number; maxDelayMs?: number };
-  /** Allow upstream addresses in private/loopback ranges (SSRF guard opt-out, e.g. a local vLLM). */
+  /** Bounds on what an upstream may send: a non-streamed reply's size, an SSE stream's longest line. */
+  limits?: { maxBodyBytes?: number; maxSseLineBytes?: number };
+  /** Offer HTTP/2 to https upstreams (ALPN); off by default. */
+  http2?: boolean;
+  /** A PEM file of the CA(s) that sign the upstream's certificate (a private CA), instead of Node's. */
+  tls?: { caFile?: string };
+  /**
+   * Accepted and ignored: operator-configured upstream URLs are trusted as written (the SSRF guard
+   * applies to URLs that come from requests and tools). Kept so older configs still load.
+   */
   allowPrivateNetwork?: boolean;
 }
 

@@ -61,15 +61,16 @@ describe('configuration', () => {
   });
 
   describe('the default config/gateway.yaml switches', () => {
-    it('takes LOG_LEVEL and lets OPENAI_BASE_URL point at a private address only when allowed', () => {
+    it('takes LOG_LEVEL and OPENAI_BASE_URL (a private address needs no flag), and still accepts allowPrivateNetwork', () => {
       const plain = parseConfig(defaultYaml, {});
       assert.equal(plain.logging.level, 'info');
       const local = parseConfig(defaultYaml, { LOG_LEVEL: 'debug', OPENAI_API_KEY: 'sk-x', OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' });
       assert.equal(local.logging.level, 'debug');
       assert.equal(local.providers['openai']!.baseUrl, 'http://127.0.0.1:11434/v1');
-      assert.equal(local.providers['openai']!.allowPrivateNetwork, false);
-      const allowed = parseConfig(defaultYaml, { OPENAI_API_KEY: 'sk-x', OPENAI_ALLOW_PRIVATE_NETWORK: 'true' });
-      assert.equal(allowed.providers['openai']!.allowPrivateNetwork, true);
+      const older = parseConfig(defaultYaml.replace('    responses: native\n', '    responses: native\n    allowPrivateNetwork: true\n'), {
+        OPENAI_API_KEY: 'sk-x',
+      });
+      assert.equal(older.providers['openai']!.allowPrivateNetwork, true);
       assert.throws(() => parseConfig(defaultYaml, { LOG_LEVEL: 'loud' }), /logging\.level: must be one of/);
     });
 

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GatewayError } from '../../src/http/errors';
-import { STOP_READING, UpstreamTransport, type UpstreamResponse } from '../../src/providers/http/transport';
+import { STOP_READING } from '../../src/providers/http/reply-body';
+import { UpstreamTransport, type UpstreamResponse } from '../../src/providers/http/transport';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

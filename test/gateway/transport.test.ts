@@ -3,7 +3,8 @@ import { createServer } from 'node:http';
 import { createServer as netServer, type AddressInfo } from 'node:net';
 import { GatewayError } from '../../src/http/errors';
 import { isPrivateAddress } from '../../src/providers/http/ssrf-guard';
-import { retryAfterMs, UpstreamTransport } from '../../src/providers/http/transport';
+import { retryAfterMs } from '../../src/providers/http/retry-after';
+import { UpstreamTransport } from '../../src/providers/http/transport';
 import { CallAbort, type CallSignal } from '../../src/providers/http/call-abort';
 import type { ProviderConfig } from '../../src/config/types';
 import { chatStreamEvents, startFakeOpenAiUpstream, type FakeOpenAiUpstream } from '../fixtures/upstreams/openai-upstream';
@@ -46,13 +47,25 @@ describe('upstream transport', () => {
     await upstream.close();
   });
 
-  it('retries 5xx with backoff and succeeds, replaying the same body', async () => {
-    upstream.script({ kind: 'json', status: 503, body: { error: { message: 'overloaded' } } }, { kind: 'json', status: 500, body: {} });
+  it('retries 503 and 429 with backoff and succeeds, replaying the same body', async () => {
+    upstream.script({ kind: 'json', status: 503, body: { error: { message: 'overloaded' } } }, { kind: 'json', status: 429, body: {} });
     const response = await post(make());
     assert.equal(response.status, 200);
     assert.equal(response.attempts, 3);
     assert.equal(upstream.requests.length, 3);
     assert.ok(upstream.requests.every((r) => r.raw.toString() === '{"model":"m","messages":[]}'));
+  });
+
+  it('does not retry a 500 or 502: the upstream may have done (and billed) the work', async () => {
+    upstream.script(
+      { kind: 'json', status: 500, body: { error: { message: 'boom' } } },
+      { kind: 'json', status: 502, body: { error: { message: 'bad gateway' } } },
+    );
+    const first = await rejection(post(make()));
+    assert.equal(first.status, 500);
+    const second = await rejection(post(make()));
+    assert.equal(second.status, 502);
+    assert.equal(upstream.requests.length, 2);
   });
 
   it('honours Retry-After (seconds) on 429 before retrying', async () => {
@@ -76,11 +89,11 @@ describe('upstream transport', () => {
   });
 
   it('stops after retries.max retries and surfaces the upstream status and message', async () => {
-    for (let i = 0; i < 3; i += 1) upstream.script({ kind: 'json', status: 502, body: { error: { message: `bad gateway ${i}` } } });
+    for (let i = 0; i < 3; i += 1) upstream.script({ kind: 'json', status: 503, body: { error: { message: `unavailable ${i}` } } });
     const err = await rejection(post(make()));
     assert.equal(upstream.requests.length, 3);
-    assert.equal(err.status, 502);
-    assert.equal(err.message, 'bad gateway 2');
+    assert.equal(err.status, 503);
+    assert.equal(err.message, 'unavailable 2');
   });
 
   it('does not retry a 4xx answer', async () => {
@@ -91,11 +104,13 @@ describe('upstream transport', () => {
     assert.equal(err.type, 'invalid_request_error');
   });
 
-  it('retries a connection dropped before any response', async () => {
+  it('never resends a POST the upstream received when the connection then resets', async () => {
     upstream.script({ kind: 'drop' });
-    const response = await post(make());
-    assert.equal(response.status, 200);
-    assert.equal(upstream.requests.length, 2);
+    const err = await rejection(post(make()));
+    assert.equal(err.code, 'upstream_error');
+    assert.equal(err.status, 502);
+    assert.match(err.message, /closed the connection without a response; the request was not retried/);
+    assert.equal(upstream.requests.length, 1);
   });
 
   it('never retries once the reply started: a stream cut mid-way throws from the body', async () => {
@@ -154,13 +169,17 @@ describe('upstream transport', () => {
     assert.equal(upstream.requests.length, 1);
   });
 
-  it('SSRF guard: refuses loopback targets (IP literal and names) without allowPrivateNetwork', async () => {
-    const guarded = make({ allowPrivateNetwork: false });
-    const literal = await rejection(post(guarded));
-    assert.match(literal.message, /private or loopback address \(127\.0\.0\.1\).*allowPrivateNetwork/);
-    const byName = await rejection(guarded.send({ url: `${upstream.baseUrl.replace('127.0.0.1', 'localhost')}/chat/completions`, headers: {}, body: '{}' }));
-    assert.match(byName.message, /private or loopback address/);
-    assert.equal(upstream.requests.length, 0);
+  it('trusts an operator-configured loopback baseUrl as written (no allowPrivateNetwork needed)', async () => {
+    const { allowPrivateNetwork: _dropped, ...withoutFlag } = config();
+    const transport = new UpstreamTransport('fake', withoutFlag);
+    transports.push(transport);
+    const byLiteral = await post(transport);
+    assert.equal(byLiteral.status, 200);
+    await byLiteral.text();
+    const byName = await transport.send({ url: `${upstream.baseUrl.replace('127.0.0.1', 'localhost')}/chat/completions`, headers: {}, body: '{}' });
+    assert.equal(byName.status, 200);
+    await byName.text();
+    assert.equal(upstream.requests.length, 2);
   });
 
   it('classifies private, link-local and mapped addresses', () => {
@@ -191,7 +210,7 @@ describe('upstream transport', () => {
 });
 
 describe('upstream transport, malformed replies', () => {
-  it('answers a reply that is not valid HTTP/1.1 with a 502 saying so, without retrying it', async () => {
+  it('answers a reply that is not valid HTTP with a 502 saying so, without retrying it', async () => {
     let requests = 0;
     const server = netServer((socket) => {
       socket.on('data', () => {
@@ -205,7 +224,7 @@ describe('upstream transport, malformed replies', () => {
       const err = await rejection(transport.send({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/x`, headers: {}, body: '{}' }));
       assert.equal(err.code, 'upstream_error');
       assert.equal(err.status, 502);
-      assert.match(err.message, /fake sent a response that is not valid HTTP\/1\.1/);
+      assert.match(err.message, /fake sent a response that is not valid HTTP\./);
       assert.equal(requests, 1);
     } finally {
       await transport.close();
@@ -229,6 +248,63 @@ describe('upstream transport, informational replies', () => {
       assert.equal(response.status, 200);
       assert.equal(response.headers['x-final'], 'yes');
       assert.deepEqual(await response.json(), { ok: true });
+    } finally {
+      await transport.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
+describe('upstream transport, retries only what provably was not processed', () => {
+  it('retries a refused connection (no byte was sent) and sends the request exactly once when the upstream is up', async () => {
+    const probe = netServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    let requests = 0;
+    const server = createServer((req, res) => {
+      requests++;
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    });
+    // The jitter source is asked for a backoff only after a failed attempt: the upstream comes up then.
+    const random = (): number => {
+      if (!server.listening) server.listen(port, '127.0.0.1');
+      return 0;
+    };
+    const transport = new UpstreamTransport('fake', config({ retries: { max: 2, baseDelayMs: 400, maxDelayMs: 400 } }), { random });
+    try {
+      const response = await transport.send({ url: `http://127.0.0.1:${port}/x`, headers: {}, body: '{"n":1}' });
+      assert.equal(response.status, 200);
+      assert.deepEqual(await response.json(), { ok: true });
+      assert.equal(response.attempts, 2);
+      assert.equal(requests, 1);
+    } finally {
+      await transport.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('does not resend a POST whose bytes the upstream read before it reset the connection', async () => {
+    let received = 0;
+    const server = netServer((socket) => {
+      let bytes = '';
+      socket.on('data', (chunk: Buffer) => {
+        bytes += chunk.toString('latin1');
+        // The whole request arrived (head and the 7-byte body): reset instead of answering.
+        if (bytes.includes('\r\n\r\n') && bytes.endsWith('{"n":1}')) {
+          received++;
+          socket.resetAndDestroy();
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const transport = new UpstreamTransport('fake', config({ retries: { max: 3, baseDelayMs: 10, maxDelayMs: 10 } }));
+    try {
+      const err = await rejection(transport.send({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/x`, headers: {}, body: '{"n":1}' }));
+      assert.equal(err.status, 502);
+      assert.match(err.message, /the request was not retried/);
+      assert.equal(received, 1);
     } finally {
       await transport.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));

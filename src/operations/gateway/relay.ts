@@ -3,7 +3,8 @@
 // event as it arrives (usage peeked from the tail). A failure after the first streamed byte ends the
 // stream with an error event in the client format instead of a hang or a silent truncation.
 import type { RequestContext } from '../../pipeline/context';
-import { STOP_READING, type ChunkVerdict, type UpstreamResponse } from '../../providers/http/transport';
+import { STOP_READING, type ChunkVerdict } from '../../providers/http/reply-body';
+import type { UpstreamResponse } from '../../providers/http/transport';
 import { peekUsage, UsageTail } from '../../formats/chat/peek-usage';
 import { toGatewayError, type GatewayError } from '../../http/errors';
 import { SseWriter } from '../../http/sse';
@@ -11,12 +12,10 @@ import type { Reply } from '../types';
 import { EventAligner } from './event-aligner';
 import type { UpstreamCall } from './upstream-call';
 
-function contentType(response: UpstreamResponse, fallback: string): string {
-  const value = response.headers['content-type'];
-  return (Array.isArray(value) ? value[0] : value) ?? fallback;
-}
-
-/** A JSON reply relayed as the upstream's bytes. */
+/**
+ * A JSON reply relayed as the upstream's bytes. Its content type is ours, not copied from the upstream:
+ * no header value of theirs reaches our response (a control byte in one made setHeader throw).
+ */
 export async function relayJson(response: UpstreamResponse, call: UpstreamCall): Promise<Reply> {
   const parts: Buffer[] = [];
   let size = 0;
@@ -34,7 +33,7 @@ export async function relayJson(response: UpstreamResponse, call: UpstreamCall):
   call.usage(usage?.promptTokens ?? 0, usage?.completionTokens ?? 0);
   call.finish('ok');
   // An explicit length spares chunked framing on the client side of the hop.
-  return { status: 200, headers: { 'content-length': String(bytes.length) }, raw: { contentType: contentType(response, 'application/json'), data: bytes } };
+  return { status: 200, headers: { 'content-length': String(bytes.length) }, raw: { contentType: 'application/json', data: bytes } };
 }
 
 /** How a stream failure is written in the client's format (chat: `data: {"error":...}`). */

@@ -3,7 +3,7 @@
 // (https://docs.anthropic.com/en/api/errors). Vertex: Google's `{error: {code, message, status}}` for
 // platform errors, Anthropic's envelope for model errors. Bedrock: `{message}` with the exception name
 // in a header.
-import type { UpstreamErrorMapper } from '../http/transport';
+import type { UpstreamErrorMapper } from '../http/upstream-errors';
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 

@@ -1,6 +1,6 @@
 // Google API error bodies (`{error: {code, message, status}}`, or a one-element array of it as the
 // non-SSE stream endpoint sends) to the message the client sees with the upstream's HTTP status.
-import type { UpstreamErrorMapper } from '../http/transport';
+import type { UpstreamErrorMapper } from '../http/upstream-errors';
 import type { GeminiErrorBody } from './gemini-wire-types';
 
 function errorOf(parsed: unknown): GeminiErrorBody['error'] | undefined {
