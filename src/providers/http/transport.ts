@@ -55,7 +55,7 @@ export const TRANSPORT_DEFAULTS = {
 /** Largest error body read to build the client's message (an upstream error page can be huge). */
 const ERROR_BODY_LIMIT = 64 * 1024;
 
-/** undici's codes for a reply that is not valid HTTP (llhttp's are HPE_*). */
+/** undici's codes for a reply that is not valid HTTP (besides llhttp's HTTPParserError, HPE_*). */
 const MALFORMED_CODES = new Set(['UND_ERR_RES_CONTENT_LENGTH_MISMATCH', 'UND_ERR_HEADERS_OVERFLOW', 'UND_ERR_INFO']);
 /** Failures before a byte was written that another attempt cannot fix. */
 const PERMANENT_CODES = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED', 'ERR_INVALID_URL', 'UND_ERR_DESTROYED', 'UND_ERR_CLOSED']);
@@ -284,7 +284,7 @@ export class UpstreamTransport {
     if (code === 'UND_ERR_CONNECT_TIMEOUT') {
       return new GatewayError('upstream_timeout', `Upstream provider ${name} did not accept a connection in time.`, { cause });
     }
-    if (code !== undefined && (code.startsWith('HPE_') || MALFORMED_CODES.has(code))) {
+    if ((failure as { name?: unknown } | null)?.name === 'HTTPParserError' || (code !== undefined && (code.startsWith('HPE_') || MALFORMED_CODES.has(code)))) {
       return new GatewayError('upstream_error', `Upstream provider ${name} sent a response that is not valid HTTP.`, { cause });
     }
     if (written) {
