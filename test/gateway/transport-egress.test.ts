@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createSecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import { createServer as createHttpsServer } from 'node:https';
-import { connect, createServer as netServer, type AddressInfo, type Server } from 'node:net';
+import { connect, type AddressInfo, type Server } from 'node:net';
 import path from 'node:path';
 import type { ProviderConfig } from '../../src/config/types';
 import { GatewayError } from '../../src/http/errors';
