@@ -5,7 +5,6 @@
 //   driver  | serve (gateway)                                   | worker
 //   inline  | consumer, recovery, timeouts, schedules, pruning  | (refused by main.ts)
 //   bullmq  | enqueue only; job schedulers, pruning, depth gauge | consumer, recovery, timeouts, depth gauge
-import { buildOrgRedactors } from '../plugins/dlp/org-redactors';
 import { errorFields } from './log/logger';
 import type { JobProcessor } from './queue/port';
 import { RunExecutor, type RedactorFactory } from './runs/executor';
@@ -63,13 +62,14 @@ function sweepDeps(services: AppServices): SweepDeps {
   return { store, queue: runEngine.queue, metrics, logger, active: runEngine.active, now: () => clock.now() };
 }
 
-/** With the dlp plugin on, step prompts are redacted per the organization's policy before they leave. */
+/** With a redacting plugin on (dlp), step prompts are redacted per the organization's policy before they leave. */
 function dlpRedactors(services: AppServices): { redactorFor?: RedactorFactory } {
-  if (!services.pipeline.has('dlp')) return {};
-  const redactors = buildOrgRedactors(services.config);
+  const hooks = services.pipeline.plugins.find((p) => p.hooks.redactorFor)?.hooks;
+  if (!hooks?.redactorFor) return {};
+  const forOrg = hooks.redactorFor.bind(hooks);
   return {
     redactorFor: async (orgId) => {
-      const redactor = redactors.forOrg(orgId);
+      const redactor = forOrg(orgId);
       return redactor ? (text) => redactor.redact(text).text : null;
     },
   };

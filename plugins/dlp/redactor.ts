@@ -2,48 +2,31 @@
 // the text, keeps the non-overlapping spans (earliest first, longest on a tie) and replaces each with
 // `[REDACTED:<detector>]`. No regex is built per call.
 import type { DlpPolicyConfig } from '../../src/config/types';
-import type { Redactor } from '../../src/pipeline/context';
+import type { Redaction, Redactor } from '../../src/pipeline/context';
 import { customDetector, DETECTORS, type Detector, type DetectorRule } from './detectors';
 
 interface CompiledRule {
   readonly rule: DetectorRule;
-  readonly replacement: string;
+  readonly detector: string;
 }
 
 interface Span {
   start: number;
   end: number;
-  replacement: string;
+  detector: string;
 }
 
 const HAS_DIGIT = /\d/;
+const NO_DETECTORS: Readonly<Record<string, number>> = Object.freeze({});
 
 function findSpans(rules: readonly CompiledRule[], text: string): Span[] {
   const spans: Span[] = [];
   let hasDigit: boolean | undefined;
   let hasAt: boolean | undefined;
-  for (const { rule, replacement } of rules) {
+  for (const { rule, detector } of rules) {
     if (rule.needs === 'digit' && !(hasDigit ??= HAS_DIGIT.test(text))) continue;
     if (rule.needs === 'at' && !(hasAt ??= text.includes('@'))) continue;
-    const pattern = rule.pattern;
-    pattern.lastIndex = 0;
-    for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
-      if (m[0].length === 0) {
-        pattern.lastIndex++; // a custom pattern matching the empty string must not loop forever
-        continue;
-      }
-      let start = m.index;
-      let value = m[0];
-      if (rule.group !== undefined) {
-        const at = m.indices?.[rule.group];
-        const group = m[rule.group];
-        if (!at || group === undefined) continue;
-        start = at[0];
-        value = group;
-      }
-      const length = rule.check ? rule.check(m, value) : value.length;
-      if (length > 0) spans.push({ start, end: start + length, replacement });
-    }
+    rule.scan(text, (start, end) => spans.push({ start, end, detector }));
   }
   return spans;
 }
@@ -51,38 +34,30 @@ function findSpans(rules: readonly CompiledRule[], text: string): Span[] {
 class PolicyRedactor implements Redactor {
   constructor(private readonly rules: readonly CompiledRule[]) {}
 
-  redact(text: string): { text: string; count: number } {
-    if (text.length === 0) return { text, count: 0 };
+  redact(text: string): Redaction {
+    if (text.length === 0) return { text, count: 0, detectors: NO_DETECTORS };
     const spans = findSpans(this.rules, text);
-    if (spans.length === 0) return { text, count: 0 };
+    if (spans.length === 0) return { text, count: 0, detectors: NO_DETECTORS };
     spans.sort((a, b) => a.start - b.start || b.end - a.end);
     let out = '';
     let cursor = 0;
     let count = 0;
+    const detectors: Record<string, number> = {};
     for (const span of spans) {
       if (span.start < cursor) continue; // overlaps a span already replaced
-      out += text.slice(cursor, span.start) + span.replacement;
+      out += `${text.slice(cursor, span.start)}[REDACTED:${span.detector}]`;
       cursor = span.end;
       count++;
+      detectors[span.detector] = (detectors[span.detector] ?? 0) + 1;
     }
-    return { text: out + text.slice(cursor), count };
+    return { text: out + text.slice(cursor), count, detectors };
   }
 }
-
-/** The policy an organization gets when its config has no `dlp` block: every built-in detector. */
-export const DEFAULT_POLICY: DlpPolicyConfig = {
-  enabled: true,
-  detectors: ['email', 'credit_card', 'us_ssn', 'iban', 'phone', 'secret_key'],
-  custom: [],
-};
 
 /** The redactor of a policy, or null when the policy is off or detects nothing. */
 export function compilePolicy(policy: DlpPolicyConfig): Redactor | null {
   if (!policy.enabled) return null;
   const detectors: Detector[] = [...policy.detectors.map((name) => DETECTORS[name]), ...policy.custom.map((c) => customDetector(c.name, c.pattern))];
-  // Each redactor owns its RegExp objects (their lastIndex is state), so rules are cloned per policy.
-  const rules: CompiledRule[] = detectors.flatMap((d) =>
-    d.rules.map((rule) => ({ rule: { ...rule, pattern: new RegExp(rule.pattern.source, rule.pattern.flags) }, replacement: `[REDACTED:${d.name}]` })),
-  );
+  const rules: CompiledRule[] = detectors.flatMap((d) => d.rules.map((rule) => ({ rule, detector: d.name })));
   return rules.length === 0 ? null : new PolicyRedactor(rules);
 }

@@ -5,6 +5,7 @@ import addFormats from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import { CronExpressionParser } from 'cron-parser';
 import schema from '../../config/gateway.schema.json';
+import { dlpPatternProblem } from './dlp-pattern';
 import { interpolate } from './interpolate';
 import type { GatewayConfig } from './types';
 
@@ -133,11 +134,8 @@ function crossCheck(config: GatewayConfig): string[] {
       });
     });
     org.dlp?.custom.forEach((custom, j) => {
-      try {
-        new RegExp(custom.pattern, 'g');
-      } catch (err) {
-        problems.push(`organizations[${i}].dlp.custom[${j}].pattern: ${(err as Error).message}`);
-      }
+      const problem = dlpPatternProblem(custom.pattern);
+      if (problem !== null) problems.push(`organizations[${i}].dlp.custom[${j}].pattern: ${problem}`);
     });
   });
   return problems;

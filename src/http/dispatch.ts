@@ -108,6 +108,7 @@ export function createDispatcher(
       rawBody: null,
       resourceIds: {},
       dlp: null,
+      redactions: null,
       upstreamTransforms: [],
       usage: [],
       abort,

@@ -4,10 +4,19 @@ import type { Principal } from '../store/types';
 import type { RouteSpec } from '../../openapi/build-artifacts';
 import type { CallAbort } from '../providers/http/call-abort';
 
+/** What one redact() call replaced. */
+export interface Redaction {
+  text: string;
+  /** Spans replaced. */
+  count: number;
+  /** Spans replaced per detector name (the audit record's counts; never the matched text). */
+  detectors: Readonly<Record<string, number>>;
+}
+
 /** Replaces sensitive spans of text; bound to the caller's organization policy by the dlp plugin. */
 export interface Redactor {
-  /** Returns the text with every detected span replaced, and how many spans were replaced. */
-  redact(text: string): { text: string; count: number };
+  /** Returns the text with every detected span replaced, and what was replaced. */
+  redact(text: string): Redaction;
 }
 
 /**
@@ -46,6 +55,8 @@ export interface RequestContext {
   resourceIds: Record<string, string>;
   /** The organization's DLP redactor when its policy is on, else null. */
   dlp: Redactor | null;
+  /** Spans the DLP redactor replaced in this request, per detector (null: no policy applied). */
+  redactions: Record<string, number> | null;
   /** Applied in order to every upstream-bound body. */
   upstreamTransforms: UpstreamBodyTransform[];
   /** Token usage reported by upstream calls during this request. */

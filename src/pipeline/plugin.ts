@@ -4,7 +4,7 @@ import type { Logger } from 'winston';
 import type { GatewayConfig } from '../config/types';
 import type { Store } from '../store/port';
 import type { Metrics } from '../log/metrics';
-import type { RequestContext } from './context';
+import type { Redactor, RequestContext } from './context';
 import type { RedisProvider } from '../queue/redis';
 
 /**
@@ -45,6 +45,11 @@ export interface PluginHooks {
   close?(): Promise<void>;
   /** Readiness contribution (e.g. a Redis connection). */
   ready?(): Promise<void>;
+  /**
+   * Text redaction outside a request (agent run prompts): the organization's redactor, null when it
+   * has no policy. Offered by the dlp plugin, so the core needs none of its internals.
+   */
+  redactorFor?(orgId: string): Redactor | null;
 }
 
 export interface JsonSchema {

@@ -16,6 +16,8 @@ export interface GatewayWithUpstreamOptions {
   providers?: Record<string, Record<string, unknown>>;
   models?: Record<string, unknown>[];
   plugins?: Record<string, unknown>;
+  /** Replaces the base organizations (e.g. organizationsWithDlp()). */
+  organizations?: Record<string, unknown>[];
 }
 
 export async function startGatewayWithUpstream(options: GatewayWithUpstreamOptions = {}): Promise<GatewayWithUpstream> {
@@ -43,6 +45,7 @@ export async function startGatewayWithUpstream(options: GatewayWithUpstreamOptio
         ...(options.models ?? []),
       ],
       plugins: { auth: { enabled: true }, stripFields: { enabled: true }, audit: { enabled: true, flushIntervalMs: 20 }, ...(options.plugins ?? {}) },
+      ...(options.organizations ? { organizations: options.organizations } : {}),
     },
   });
   return {

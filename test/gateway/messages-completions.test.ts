@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { organizationsWithDlp } from '../helpers/config';
 import { postRaw, startGatewayWithUpstream, type GatewayWithUpstream } from './gateway-helpers';
 
 const MEMBER_KEY = 'agw_test_member_0123456789abcdefghijklmno';
@@ -20,6 +21,7 @@ describe('gateway: /v1/completions, /v1/messages, DLP, SSRF guard, timeouts', fu
         { id: 'slow-model', provider: 'slow' },
       ],
       plugins: { dlp: { enabled: true } },
+      organizations: organizationsWithDlp(),
     });
   });
   after(async () => {

@@ -53,6 +53,12 @@ export function baseConfigDocument(): ConfigDocument {
   };
 }
 
+/** The base organizations with DLP `policy` on `acme` (an organization without a `dlp` block has no policy). */
+export function organizationsWithDlp(policy: Record<string, unknown> = { enabled: true }): Record<string, unknown>[] {
+  const organizations = baseConfigDocument()['organizations'] as Record<string, unknown>[];
+  return organizations.map((org) => (org['id'] === 'acme' ? { ...org, dlp: policy } : org));
+}
+
 /** Deep-merges plain objects; arrays and scalars in `patch` replace. */
 export function mergeConfig(base: ConfigDocument, patch: ConfigDocument): ConfigDocument {
   const out: ConfigDocument = { ...base };

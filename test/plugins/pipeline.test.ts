@@ -9,7 +9,7 @@ import { definePlugin, PHASE_ORDER, type PluginDefinition, type Phase } from '..
 import type { GatewayConfig } from '../../src/config/types';
 import request from 'supertest';
 import { parseConfig } from '../../src/config/load';
-import { testConfig } from '../helpers/config';
+import { organizationsWithDlp, testConfig } from '../helpers/config';
 import { startTestGateway, TEST_KEYS } from '../helpers/gateway';
 
 const root = path.resolve(__dirname, '../..');
@@ -180,6 +180,7 @@ describe('plugin pipeline', () => {
             stripFields: { enabled: true },
             audit: { enabled: true, flushIntervalMs: 50 },
           },
+          organizations: organizationsWithDlp(),
         },
       });
       try {
