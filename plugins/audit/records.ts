@@ -54,6 +54,14 @@ const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
 const jsonText = (value: string): string => (PLAIN.test(value) ? `"${value}"` : JSON.stringify(value));
 const jsonTextOrNull = (value: string | null): string => (value === null ? 'null' : jsonText(value));
 
+/** `,"redactions":{...}` when the DLP policy replaced anything (detector names are [A-Za-z0-9_]), else ''. */
+function redactionsJson(ctx: RequestContext): string {
+  const counts = ctx.redactions;
+  if (counts === null) return '';
+  for (const _ in counts) return `,"redactions":${JSON.stringify(counts)}`;
+  return '';
+}
+
 /** The JSON text of an empty resource-id map, the common case (routes without path ids). */
 const NO_IDS = '{}';
 
@@ -77,6 +85,7 @@ export function auditJsonOf(ctx: RequestContext, info: FinishInfo, at: string, u
     `"keyId":${principal ? jsonTextOrNull(principal.keyId) : 'null'},"method":${jsonText(route.method.toUpperCase())},` +
     `"route":${jsonText(route.template)},"operationId":${jsonText(route.operationId)},"resourceIds":${resourceIds},` +
     `"status":${String(info.status)},"latencyMs":${String(latencyMs)},"requestId":${jsonText(ctx.requestId)}` +
+    redactionsJson(ctx) +
     (usage === null
       ? '}'
       : `,"model":${jsonText(usage.model)},"promptTokens":${String(usage.promptTokens)},"completionTokens":${String(usage.completionTokens)}}`)

@@ -261,6 +261,8 @@ export interface AuditRecord {
   status: number;
   latencyMs: number;
   requestId: string;
+  /** DLP replacements in the call's request per detector (never the matched text); absent when none. */
+  redactions?: Record<string, number>;
 }
 
 /**

@@ -1,60 +1,66 @@
-// DLP on chat messages: the organization's redactor runs over every text the model would read
-// (string content and `text` parts); images, audio and tool-call arguments are left as they are.
-// Returns a new messages array only when something was redacted, so an untouched body can still be
-// forwarded as the caller's original bytes.
+// DLP on chat completions and legacy completions bodies: every text the upstream receives is
+// inspected. Chat: message content (string; text, input_text, output_text and refusal parts; inline
+// text files, decoded and re-encoded), assistant refusals, tool-call and function-call arguments, and
+// predicted output; parts of a type not listed here have all their string values inspected. Images
+// and audio are media, not text, and pass. Files that cannot be inspected are refused (inline-file.ts).
+// Legacy completions: prompt and suffix. The walks edit the request's own copy in place.
 import type { Redactor } from '../../pipeline/context';
-import type { ChatMessage, JsonObject } from '../../providers/types';
+import { redactFileObject } from '../dlp/inline-file';
+import { isRecord, redactField, redactJsonText, redactStrings, type JsonRecord } from '../dlp/redact-values';
 
-function redactParts(parts: JsonObject[], redactor: Redactor): JsonObject[] | null {
-  let out: JsonObject[] | null = null;
-  for (let i = 0; i < parts.length; i += 1) {
-    const part = parts[i]!;
-    const text = part['text'];
-    if (typeof text !== 'string' || (part['type'] !== 'text' && part['type'] !== undefined)) continue;
-    const result = redactor.redact(text);
-    if (result.count === 0) continue;
-    out ??= parts.slice();
-    out[i] = { ...part, text: result.text };
-  }
-  return out;
+const MEDIA_PARTS = new Set(['image_url', 'input_image', 'input_audio']);
+const PART_STRUCTURE: ReadonlySet<string> = new Set(['type', 'id']);
+
+function redactPart(part: unknown, redactor: Redactor, param: string): void {
+  if (!isRecord(part)) return;
+  const type = part['type'];
+  if (type === 'text' || type === 'input_text' || type === 'output_text' || type === undefined) redactField(part, 'text', redactor);
+  else if (type === 'refusal') redactField(part, 'refusal', redactor);
+  else if (type === 'file') {
+    if (isRecord(part['file'])) redactFileObject(part['file'], redactor, `${param}.file`);
+  } else if (type === 'input_file') redactFileObject(part, redactor, param);
+  else if (typeof type !== 'string' || !MEDIA_PARTS.has(type)) redactStrings(part, redactor, PART_STRUCTURE);
 }
 
-/** Redacted copy of `messages`, or null when no text needed redacting. */
-export function redactChatMessages(messages: readonly ChatMessage[], redactor: Redactor): ChatMessage[] | null {
-  let out: ChatMessage[] | null = null;
-  for (let i = 0; i < messages.length; i += 1) {
-    const message = messages[i]!;
-    const { content } = message;
-    let replaced: ChatMessage['content'] | undefined;
-    if (typeof content === 'string') {
-      const result = redactor.redact(content);
-      if (result.count > 0) replaced = result.text;
-    } else if (Array.isArray(content)) {
-      const parts = redactParts(content, redactor);
-      if (parts) replaced = parts;
+/** Redacts `holder[key]`: string content or an array of parts. */
+export function redactChatContent(holder: JsonRecord, key: string, redactor: Redactor, param: string): void {
+  const content = holder[key];
+  if (typeof content === 'string') redactField(holder, key, redactor);
+  else if (Array.isArray(content)) content.forEach((part, j) => redactPart(part, redactor, `${param}[${j}]`));
+}
+
+/** Redacts every message of a chat `messages` array, in place. */
+export function redactChatMessages(messages: unknown[], redactor: Redactor): void {
+  messages.forEach((message, i) => {
+    if (!isRecord(message)) return;
+    redactChatContent(message, 'content', redactor, `messages[${i}].content`);
+    redactField(message, 'refusal', redactor);
+    const toolCalls = message['tool_calls'];
+    if (Array.isArray(toolCalls)) {
+      for (const call of toolCalls) if (isRecord(call) && isRecord(call['function'])) redactJsonText(call['function'], 'arguments', redactor);
     }
-    if (replaced === undefined) continue;
-    out ??= messages.slice();
-    out[i] = { ...message, content: replaced };
-  }
-  return out;
+    if (isRecord(message['function_call'])) redactJsonText(message['function_call'], 'arguments', redactor);
+  });
 }
 
-/** Redacts a legacy-completions `prompt` (string or array of strings); null when unchanged. */
-export function redactPrompt(prompt: unknown, redactor: Redactor): unknown {
-  if (typeof prompt === 'string') {
-    const result = redactor.redact(prompt);
-    return result.count > 0 ? result.text : null;
+/** Redacts a chat completions body copy in place (its `messages` and `prediction` deep-copied first). */
+export function redactChatRequest(copy: JsonRecord, redactor: Redactor): void {
+  if (Array.isArray(copy['messages'])) {
+    const messages = structuredClone(copy['messages']) as unknown[];
+    redactChatMessages(messages, redactor);
+    copy['messages'] = messages;
   }
-  if (Array.isArray(prompt)) {
-    let changed = false;
-    const out = prompt.map((entry: unknown) => {
-      if (typeof entry !== 'string') return entry;
-      const result = redactor.redact(entry);
-      if (result.count > 0) changed = true;
-      return result.text;
-    });
-    return changed ? out : null;
+  if (isRecord(copy['prediction'])) {
+    const prediction = structuredClone(copy['prediction']);
+    redactChatContent(prediction, 'content', redactor, 'prediction.content');
+    copy['prediction'] = prediction;
   }
-  return null;
+}
+
+/** Redacts a legacy completions body copy in place: `prompt` (string or strings) and `suffix`. */
+export function redactCompletionRequest(copy: JsonRecord, redactor: Redactor): void {
+  const prompt = copy['prompt'];
+  if (typeof prompt === 'string') redactField(copy, 'prompt', redactor);
+  else if (Array.isArray(prompt)) copy['prompt'] = prompt.map((entry: unknown) => (typeof entry === 'string' ? redactor.redact(entry).text : entry));
+  redactField(copy, 'suffix', redactor);
 }

@@ -2,9 +2,9 @@
 // rules the route owns, resolve the model for the caller's organization, then either forward the
 // caller's bytes (OpenAI-format providers: pass-through) or call the provider through the canonical
 // chat format (translated providers, demo), as JSON or as SSE.
-import { redactChatMessages } from '../../formats/chat/redact-chat-messages';
+import { redactChatRequest } from '../../formats/chat/redact-chat-messages';
 import type { RequestContext } from '../../pipeline/context';
-import type { ChatCompletionRequest, ChatMessage } from '../../providers/types';
+import type { ChatCompletionRequest } from '../../providers/types';
 import type { Handler } from '../types';
 import { orgOf } from './principal';
 import { chatStreamError, relayJson, relaySse } from './relay';
@@ -12,18 +12,10 @@ import { streamChatChunks } from './stream-chunks';
 import { passThroughBody, transformedCopy, type BodyEdit } from './upstream-body';
 import { UpstreamCall } from './upstream-call';
 
-/** DLP on message text, when the organization's policy is on (null otherwise: nothing to edit). */
-export function dlpEdit(ctx: RequestContext): BodyEdit | null {
+/** DLP on every text of the body, when the organization has a policy (null otherwise: nothing to edit). */
+function dlpEdit(ctx: RequestContext): BodyEdit | null {
   const redactor = ctx.dlp;
-  if (!redactor) return null;
-  return (copy) => {
-    const messages = copy['messages'];
-    if (!Array.isArray(messages)) return false;
-    const redacted = redactChatMessages(messages as ChatMessage[], redactor);
-    if (!redacted) return false;
-    copy['messages'] = redacted;
-    return true;
-  };
+  return redactor ? (copy) => redactChatRequest(copy, redactor) : null;
 }
 
 /** The canonical request for chat()/chatStream(): transforms and DLP applied, `stream` consumed. */

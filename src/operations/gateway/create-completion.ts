@@ -1,6 +1,6 @@
 // POST /v1/completions: legacy completions, forwarded as the caller's bytes to OpenAI-format providers
 // (pass-through, like chat). A model served by a provider without legacy completions is a clear 400.
-import { redactPrompt } from '../../formats/chat/redact-chat-messages';
+import { redactCompletionRequest } from '../../formats/chat/redact-chat-messages';
 import type { CompletionRequest } from '../../formats/completions/completion-request';
 import { GatewayError } from '../../http/errors';
 import type { Handler } from '../types';
@@ -22,14 +22,7 @@ export const createCompletion: Handler = async (ctx, services) => {
     );
   }
   const redactor = ctx.dlp;
-  const edit: BodyEdit | null = redactor
-    ? (copy) => {
-        const prompt = redactPrompt(copy['prompt'], redactor);
-        if (prompt === null) return false;
-        copy['prompt'] = prompt;
-        return true;
-      }
-    : null;
+  const edit: BodyEdit | null = redactor ? (copy) => redactCompletionRequest(copy, redactor) : null;
   const stream = request.stream === true;
   const body = passThroughBody(ctx, request, request.model, upstreamModel, edit);
   const call = new UpstreamCall(ctx, services, resolved);

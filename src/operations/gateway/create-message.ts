@@ -4,11 +4,9 @@
 // request, the reply and the stream into Anthropic's event sequence). Errors use Anthropic's envelope
 // (the operation's x-error-envelope), mid-stream failures Anthropic's `error` event.
 import { chatChunksToMessageEvents, chatCompletionToMessage, messagesRequestToChat, type MessageEvent } from '../../formats/anthropic-messages';
-import { redactChatMessages } from '../../formats/chat/redact-chat-messages';
+import { redactMessagesRequest } from '../../formats/anthropic-messages/redact-messages-request';
 import type { RequestContext } from '../../pipeline/context';
-import type { JsonObject } from '../../providers/types';
 import type { Handler } from '../types';
-import { dlpEdit } from './create-chat-completion';
 import { orgOf } from './principal';
 import { relayJson, relaySse, type StreamErrorWriter } from './relay';
 import { meterChunks, streamSse, type StreamFormat } from './stream-chunks';
@@ -27,23 +25,10 @@ const MESSAGE_EVENT_FORMAT: StreamFormat<MessageEvent> = {
   done: false,
 };
 
-/** DLP on a Messages body: message text plus the top-level `system` (string or text blocks). */
+/** DLP on every text of a Messages body, when the organization has a policy (null otherwise). */
 function messagesDlpEdit(ctx: RequestContext): BodyEdit | null {
   const redactor = ctx.dlp;
-  const messagesEdit = dlpEdit(ctx);
-  if (!redactor || !messagesEdit) return null;
-  return (copy) => {
-    let changed = messagesEdit(copy);
-    const system = copy['system'];
-    if (system !== undefined && system !== null) {
-      const redacted = redactChatMessages([{ role: 'system', content: system as string | JsonObject[] }], redactor);
-      if (redacted) {
-        copy['system'] = redacted[0]!.content;
-        changed = true;
-      }
-    }
-    return changed;
-  };
+  return redactor ? (copy) => redactMessagesRequest(copy, redactor) : null;
 }
 
 export const createMessage: Handler = async (ctx, services) => {
@@ -68,14 +53,10 @@ export const createMessage: Handler = async (ctx, services) => {
   }
 
   const options = { signal: ctx.abort.signal, requestId: ctx.requestId };
-  const { copy } = transformedCopy(ctx, body, null);
+  // Redacted before translation: the provider gets the translation of what was inspected.
+  const { copy } = transformedCopy(ctx, body, messagesDlpEdit(ctx));
   const canonical = messagesRequestToChat(copy);
   delete canonical['stream'];
-  const redactor = ctx.dlp;
-  if (redactor) {
-    const redacted = redactChatMessages(canonical.messages, redactor);
-    if (redacted) canonical.messages = redacted;
-  }
   if (stream) {
     const chunks = meterChunks(provider.chatStream(canonical, upstreamModel, options), call);
     return streamSse(ctx, chatChunksToMessageEvents(chunks, model), MESSAGE_EVENT_FORMAT, call);

@@ -1,12 +1,17 @@
 // Builds the body that goes upstream on the pass-through path. The caller's original bytes go as they
-// are unless something must change: a plugin transform (e.g. stripFields) or DLP redaction changed the
-// body (re-serialised, only then), or the provider's model name differs (then only the model value is
-// replaced in the bytes). The caller's parsed body is never mutated (a shallow copy takes the edits).
+// are unless something must change: a plugin transform (e.g. stripFields) changed the body, or a DLP
+// policy applies (re-serialised, only then), or the provider's model name differs (then only the model
+// value is replaced in the bytes). The caller's parsed body is never mutated (a shallow copy takes the
+// edits, and the DLP walks deep-copy what they edit).
 import type { RequestContext } from '../../pipeline/context';
 import { replaceModelBytes } from '../../formats/chat/replace-model-bytes';
 
-/** Edits the shallow copy (e.g. DLP); returns true when it changed anything. */
-export type BodyEdit = (copy: Record<string, unknown>) => boolean;
+/**
+ * Inspects and edits the shallow copy in place (DLP). With an edit the body is always re-serialised:
+ * what goes upstream is then exactly what was inspected, never the caller's bytes, in which a
+ * duplicated key's first copy (JSON.parse keeps the last) would travel uninspected.
+ */
+export type BodyEdit = (copy: Record<string, unknown>) => void;
 
 /** The body with transforms and the edit applied, and whether anything changed. */
 export function transformedCopy(
@@ -17,7 +22,10 @@ export function transformedCopy(
   const copy = { ...body };
   let changed = false;
   for (const transform of ctx.upstreamTransforms) if (transform(copy)) changed = true;
-  if (edit && edit(copy)) changed = true;
+  if (edit) {
+    edit(copy);
+    changed = true;
+  }
   return { copy, changed };
 }
 

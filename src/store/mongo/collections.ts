@@ -167,6 +167,7 @@ export interface AuditDoc {
   status: number;
   latencyMs: number;
   requestId: string;
+  redactions?: Record<string, number>;
 }
 
 export interface UsageDoc {

@@ -35,6 +35,7 @@ function toAudit(doc: AuditDoc): AuditRecord {
     status: doc.status,
     latencyMs: doc.latencyMs,
     requestId: doc.requestId,
+    ...(doc.redactions ? { redactions: doc.redactions } : {}),
   };
 }
 
@@ -167,6 +168,7 @@ export function mongoAudit(c: Collections): AuditRepository {
           status: r.status,
           latencyMs: r.latencyMs,
           requestId: r.requestId,
+          ...(r.redactions ? { redactions: r.redactions } : {}),
         })),
       );
       await insertUsageDocs(c, usage);

@@ -17,6 +17,7 @@ interface AuditRow {
   status: number;
   latency_ms: number;
   request_id: string;
+  redactions: Record<string, number> | null;
 }
 
 function toAudit(row: AuditRow): AuditRecord {
@@ -33,6 +34,7 @@ function toAudit(row: AuditRow): AuditRecord {
     status: row.status,
     latencyMs: row.latency_ms,
     requestId: row.request_id,
+    ...(row.redactions ? { redactions: row.redactions } : {}),
   };
 }
 
@@ -50,6 +52,7 @@ const AUDIT_COLUMNS: readonly JsonCopyColumn[] = [
   { column: 'status', key: 'status', type: 'int' },
   { column: 'latency_ms', key: 'latencyMs', type: 'float8' },
   { column: 'request_id', key: 'requestId', type: 'text' },
+  { column: 'redactions', key: 'redactions', type: 'jsonb' },
   // The call's own usage (AuditRecordWithUsage); NULL when it made no upstream call or several.
   { column: 'model', key: 'model', type: 'text' },
   { column: 'prompt_tokens', key: 'promptTokens', type: 'int' },

@@ -231,6 +231,12 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "a call's own usage in its audit record",
     statements: [`ALTER TABLE audit_records ADD COLUMN model text, ADD COLUMN prompt_tokens integer, ADD COLUMN completion_tokens integer`],
   },
+  {
+    // What the DLP policy replaced in the call, per detector (never the matched text); NULL when nothing.
+    version: 5,
+    name: 'DLP redaction counts in audit records',
+    statements: [`ALTER TABLE audit_records ADD COLUMN redactions jsonb`],
+  },
 ];
 
 /** Applies missing migrations; idempotent and safe from several processes at once. */

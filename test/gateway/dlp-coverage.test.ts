@@ -1,0 +1,275 @@
+// DLP through HTTP on every inbound format (chat completions, legacy completions, Anthropic messages;
+// streamed and not; pass-through and translated): fake upstreams record what they received, and every
+// text-bearing field must arrive redacted; content that cannot be inspected is refused in the path
+// family's envelope with nothing sent; an organization without a dlp block passes its text unchanged.
+import assert from 'node:assert/strict';
+import { textMessage, textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
+import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
+import type { AuditRecord } from '../../src/store/types';
+import { baseConfigDocument } from '../helpers/config';
+import { TEST_KEYS } from '../helpers/gateway';
+import { postRaw, startGatewayWithUpstream, type GatewayWithUpstream } from './gateway-helpers';
+
+const SECRETS = ['jane.doe@example.com', '4111 1111 1111 1111', 'AKIAIOSFODNN7EXAMPLE', 'PRJ-123456'];
+const SENSITIVE = 'mail jane.doe@example.com, card 4111 1111 1111 1111, key AKIAIOSFODNN7EXAMPLE, project PRJ-123456';
+
+const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
+const unb64 = (data: string): string => Buffer.from(data, 'base64').toString('utf8');
+
+/** No secret anywhere in `text`, and redaction markers in their place. */
+function assertRedacted(text: string, what: string): void {
+  for (const secret of SECRETS) assert.ok(!text.includes(secret), `${what} still holds ${secret}: ${text.slice(0, 400)}`);
+  assert.match(text, /\[REDACTED:(email|credit_card|secret_key|project)\]/, what);
+}
+
+describe('gateway: DLP on every inbound format', function () {
+  let env: GatewayWithUpstream;
+  let anthropic: FakeAnthropic;
+
+  before(async function () {
+    this.timeout(120_000); // the embedded store's first start is slow on a busy machine
+    anthropic = await startFakeAnthropic();
+    const organizations = (baseConfigDocument()['organizations'] as Record<string, unknown>[]).map(
+      (org) => (org['id'] === 'acme' ? { ...org, dlp: { enabled: true, custom: [{ name: 'project', pattern: 'PRJ-[0-9]{6}' }] } } : { ...org, models: ['*'] }), // `other` has no dlp block: no policy
+    );
+    env = await startGatewayWithUpstream({
+      providers: {
+        claude: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, allowPrivateNetwork: true, retries: { max: 0 } },
+      },
+      models: [{ id: 'claude-direct', provider: 'claude', upstream: 'claude-sonnet-4-20250514' }],
+      plugins: { dlp: { enabled: true } },
+      organizations,
+    });
+  });
+  after(async () => {
+    await env?.close();
+    await anthropic?.close();
+  });
+  beforeEach(() => {
+    env.upstream.requests.length = 0;
+    anthropic.requests.length = 0;
+  });
+
+  const post = (path: string, body: unknown, key: 'member' | 'outsider' = 'member'): Promise<Response> =>
+    postRaw(env.gw, path, typeof body === 'string' ? body : JSON.stringify(body), key === 'outsider' ? { authorization: `Bearer ${TEST_KEYS.outsider}` } : {});
+
+  /** The one request the OpenAI-format upstream received. */
+  const sentUpstream = (): { raw: string; json: Record<string, unknown> } => {
+    assert.equal(env.upstream.requests.length, 1, 'one upstream request');
+    const seen = env.upstream.requests[0]!;
+    return { raw: seen.raw.toString('utf8'), json: seen.json() };
+  };
+
+  describe('chat completions', () => {
+    const chatBody = (stream: boolean): Record<string, unknown> => ({
+      model: 'gpt-test',
+      stream,
+      messages: [
+        { role: 'system', content: SENSITIVE },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: SENSITIVE },
+            { type: 'input_text', text: SENSITIVE },
+            { type: 'file', file: { filename: 'notes.txt', file_data: `data:text/plain;base64,${b64(SENSITIVE)}` } },
+            { type: 'file', file: { filename: 'data.csv', file_data: b64(`name,mail\njane,${SENSITIVE}`) } },
+            { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'send', arguments: JSON.stringify({ to: 'jane.doe@example.com', note: SENSITIVE }) } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: SENSITIVE },
+        { role: 'assistant', content: [{ type: 'refusal', refusal: SENSITIVE }] },
+      ],
+      prediction: { type: 'content', content: SENSITIVE },
+    });
+
+    for (const stream of [false, true]) {
+      it(`redacts every text-bearing field before forwarding (${stream ? 'streamed' : 'JSON'}), files decoded and re-encoded, images untouched`, async () => {
+        const res = await post('/v1/chat/completions', chatBody(stream));
+        assert.equal(res.status, 200);
+        const reply = await res.text();
+        assert.match(reply, stream ? /Hello[\s\S]*world[\s\S]*\[DONE\]/ : /Hello from upstream/, 'the reply is relayed as it came');
+        const { raw, json } = sentUpstream();
+        assertRedacted(raw, 'upstream body');
+        const messages = json['messages'] as Record<string, unknown>[];
+        const parts = messages[1]!['content'] as Record<string, Record<string, string>>[];
+        const textFile = parts[2]!['file']!;
+        assert.match(textFile['file_data']!, /^data:text\/plain;base64,/);
+        assertRedacted(unb64(textFile['file_data']!.slice('data:text/plain;base64,'.length)), 'text file');
+        assertRedacted(unb64(parts[3]!['file']!['file_data']!), 'CSV file');
+        assert.deepEqual(parts[4], { type: 'image_url', image_url: { url: 'https://example.com/a.png' } });
+        const args = JSON.parse((messages[2]!['tool_calls'] as { function: { arguments: string } }[])[0]!.function.arguments) as Record<string, string>;
+        assert.equal(args['to'], '[REDACTED:email]', 'arguments stay JSON');
+        assertRedacted(args['note']!, 'tool-call arguments');
+        assert.equal(json['stream'], stream);
+      });
+    }
+
+    for (const [name, part, param] of [
+      [
+        'binary file_data',
+        { type: 'file', file: { filename: 'a.pdf', file_data: `data:application/pdf;base64,${b64('%PDF-1.7 binary')}` } },
+        'messages[0].content[0].file.file_data',
+      ],
+      ['a file_id', { type: 'file', file: { file_id: 'file-abc123' } }, 'messages[0].content[0].file.file_id'],
+      ['a file_url', { type: 'input_file', file_url: 'https://example.com/report.pdf' }, 'messages[0].content[0].file_url'],
+      [
+        'file bytes that are not UTF-8',
+        { type: 'file', file: { filename: 'a.txt', file_data: Buffer.from([0xff, 0xfe, 0x00, 0x81]).toString('base64') } },
+        'messages[0].content[0].file.file_data',
+      ],
+    ] as const) {
+      it(`refuses ${name} under a policy with a 400 in the OpenAI envelope saying why, sending nothing`, async () => {
+        const res = await post('/v1/chat/completions', { model: 'gpt-test', messages: [{ role: 'user', content: [part] }] });
+        assert.equal(res.status, 400);
+        const body = (await res.json()) as { error: { type: string; param: string; message: string } };
+        assert.equal(body.error.type, 'invalid_request_error');
+        assert.equal(body.error.param, param);
+        assert.match(body.error.message, /cannot be inspected.*DLP policy/);
+        assert.equal(env.upstream.requests.length, 0);
+      });
+    }
+
+    it("records in the call's audit record which detectors fired and how often, never the matched text", async () => {
+      const res = await postRaw(
+        env.gw,
+        '/v1/chat/completions',
+        JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: `${SENSITIVE}; cc ops@example.com` }] }),
+        { 'x-request-id': 'dlp-audit-1' },
+      );
+      assert.equal(res.status, 200);
+      const deadline = Date.now() + 30_000;
+      let record: AuditRecord | undefined;
+      while (!record) {
+        const records = await env.gw.store.audit.list({ orgId: 'acme', since: null, limit: 1000, after: null });
+        record = records.find((r) => r.requestId === 'dlp-audit-1');
+        if (!record) {
+          assert.ok(Date.now() < deadline, 'the audit record was not written within 30 s');
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+      assert.deepEqual(record.redactions, { email: 2, credit_card: 1, secret_key: 1, project: 1 });
+      for (const secret of SECRETS) assert.ok(!JSON.stringify(record).includes(secret));
+    });
+
+    it('forwards a body with a duplicated key only as the re-serialisation of what was inspected', async () => {
+      const raw = `{"model":"gpt-test","messages":[{"role":"user","content":"${SENSITIVE}"}],"messages":[{"role":"user","content":"hello"}]}`;
+      const res = await post('/v1/chat/completions', raw);
+      assert.equal(res.status, 200);
+      const sent = sentUpstream();
+      assert.ok(!sent.raw.includes('jane.doe'), `the first copy of "messages" reached the upstream: ${sent.raw}`);
+      assert.deepEqual(sent.json['messages'], [{ role: 'user', content: 'hello' }]);
+    });
+
+    it('leaves the text and the bytes of an organization without a dlp block unchanged, files and file ids included', async () => {
+      const raw = JSON.stringify({
+        model: 'gpt-test',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: SENSITIVE },
+              { type: 'file', file: { file_id: 'file-abc123' } },
+            ],
+          },
+        ],
+      });
+      const res = await post('/v1/chat/completions', raw, 'outsider');
+      assert.equal(res.status, 200);
+      assert.equal(sentUpstream().raw, raw);
+    });
+  });
+
+  describe('legacy completions', () => {
+    for (const stream of [false, true]) {
+      it(`redacts prompt (string and array) and suffix (${stream ? 'streamed' : 'JSON'})`, async () => {
+        for (const prompt of [SENSITIVE, [SENSITIVE, 'second']]) {
+          env.upstream.requests.length = 0;
+          const res = await post('/v1/completions', { model: 'gpt-test', prompt, suffix: SENSITIVE, stream, max_tokens: 3 });
+          assert.equal(res.status, 200);
+          await res.text();
+          const { raw, json } = sentUpstream();
+          assertRedacted(raw, 'upstream body');
+          assertRedacted(json['suffix'] as string, 'suffix');
+        }
+      });
+    }
+  });
+
+  describe('Anthropic messages', () => {
+    const messagesBody = (model: string, stream: boolean): Record<string, unknown> => ({
+      model,
+      max_tokens: 50,
+      stream,
+      system: [{ type: 'text', text: SENSITIVE }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: SENSITIVE },
+            { type: 'document', source: { type: 'text', media_type: 'text/plain', data: SENSITIVE }, title: 'notes' },
+            { type: 'document', source: { type: 'base64', media_type: 'text/plain', data: b64(SENSITIVE) } },
+          ],
+        },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'send', input: { to: 'jane.doe@example.com', note: SENSITIVE } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_1', content: SENSITIVE },
+            { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: SENSITIVE }] },
+          ],
+        },
+      ],
+    });
+
+    for (const stream of [false, true]) {
+      it(`redacts system, text, documents, tool_use input and tool_result content on a translated model (${stream ? 'streamed' : 'JSON'})`, async () => {
+        const res = await post('/v1/messages', messagesBody('gpt-test', stream));
+        assert.equal(res.status, 200);
+        assert.match(await res.text(), /Hello/);
+        assertRedacted(sentUpstream().raw, 'translated upstream body');
+      });
+
+      it(`redacts the same fields on a pass-through (anthropic) model (${stream ? 'streamed' : 'JSON'})`, async () => {
+        anthropic.script(stream ? { kind: 'sse', events: textThenToolEvents() } : { kind: 'json', body: textMessage('fine') });
+        const res = await post('/v1/messages', messagesBody('claude-direct', stream));
+        assert.equal(res.status, 200);
+        await res.text();
+        assert.equal(anthropic.requests.length, 1);
+        const seen = anthropic.requests[0]!;
+        assertRedacted(seen.raw, 'pass-through upstream body');
+        const messages = seen.body['messages'] as { content: Record<string, Record<string, string>>[] }[];
+        assertRedacted(unb64(messages[0]!.content[2]!['source']!['data']!), 'base64 text document');
+        const input = messages[1]!.content[0]!['input']!;
+        assert.equal(input['to'], '[REDACTED:email]');
+        assertRedacted(input['note']!, 'tool_use input');
+      });
+    }
+
+    for (const [name, source] of [
+      ['a binary base64 document', { type: 'base64', media_type: 'application/pdf', data: b64('%PDF-1.7') }],
+      ['a URL document', { type: 'url', url: 'https://example.com/report.pdf' }],
+      ['a file document', { type: 'file', file_id: 'file_011' }],
+    ] as const) {
+      it(`refuses ${name} under a policy with a 400 in the Anthropic envelope, sending nothing`, async () => {
+        const res = await post('/v1/messages', {
+          model: 'claude-direct',
+          max_tokens: 10,
+          messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'document', source }] }] }],
+        });
+        assert.equal(res.status, 400);
+        const body = (await res.json()) as { type: string; error: { type: string; message: string } };
+        assert.equal(body.type, 'error');
+        assert.equal(body.error.type, 'invalid_request_error');
+        assert.match(body.error.message, /cannot be inspected.*DLP policy/);
+        assert.equal(anthropic.requests.length, 0);
+      });
+    }
+  });
+});
