@@ -1,11 +1,14 @@
 // DLP detectors on real-looking text, false positives included: what must be redacted is, and order
 // numbers, versions, dates, UUIDs, invalid cards and IBANs are left alone.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { cardIssuerValid, ibanValid, luhnValid, ssnValid } from '../../plugins/dlp/checksums';
 import { buildOrgRedactors } from '../../plugins/dlp/org-redactors';
 import { DETECTORS } from '../../plugins/dlp/detectors';
 import { compilePolicy } from '../../plugins/dlp/redactor';
 import dlpPlugin from '../../plugins/dlp';
+import { parseConfig } from '../../src/config/load';
 import type { DlpDetector } from '../../src/config/types';
 import type { Redactor } from '../../src/pipeline/context';
 import { testConfig } from '../helpers/config';
@@ -215,6 +218,17 @@ describe('plugins/dlp', () => {
       assert.equal(orgs.forOrg('plain'), null, 'no dlp block: no policy');
       assert.equal(orgs.forOrg('default'), null, 'store-only organizations have no policy');
       assert.equal(orgs.forOrg('on')?.redact('a@b.io 4111111111111111').text, '[REDACTED:email] [REDACTED:credit_card]');
+    });
+
+    it('agrees with the shipped config/gateway.yaml and the schema: an organization without a dlp block has no policy', () => {
+      const root = path.join(__dirname, '../..');
+      const shipped = parseConfig(readFileSync(path.join(root, 'config/gateway.yaml'), 'utf8'), {}, 'gateway.yaml');
+      assert.equal(shipped.organizations.find((o) => o.id === 'default')?.dlp, undefined, 'the shipped default organization has no dlp block');
+      assert.equal(buildOrgRedactors(shipped).forOrg('default'), null);
+      const schema = JSON.parse(readFileSync(path.join(root, 'config/gateway.schema.json'), 'utf8')) as {
+        properties: { organizations: { items: { properties: { dlp: { description: string } } } } };
+      };
+      assert.match(schema.properties.organizations.items.properties.dlp.description, /Without this block the organization has no policy/);
     });
 
     it("sets ctx.dlp to the caller organization's redactor", async () => {
