@@ -233,7 +233,7 @@ export class RunExecutor {
   }
 
   private async runStep(ctx: Ctx, index: number): Promise<string> {
-    const { run, agent, signal } = ctx;
+    const { run, agent } = ctx;
     const step = agent.steps[index]!;
     const stepNumber = index + 1;
     const key = `${run.id}:step${stepNumber}`;
