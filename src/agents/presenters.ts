@@ -67,6 +67,8 @@ export function presentRun(run: RunRecord, agentDeleted: boolean) {
     endedAtUtc: run.status === 'in_progress' ? null : run.endedAt,
     result: run.status === 'success' ? run.result : null,
     status: run.status,
+    // Extension: why a run failed or was cancelled (openapi.yaml, Run.error).
+    error: run.status !== 'in_progress' && run.status !== 'success' && run.error !== null ? { code: run.errorCode ?? 'run_error', message: run.error } : null,
   };
 }
 

@@ -14,7 +14,12 @@ export class RunStopped extends Error {
 export class ActiveRuns {
   private readonly runs = new Map<string, AbortController>();
 
-  register(runId: string): AbortController {
+  /**
+   * Marks the run as executing here and returns its controller, or null when it already is: one process
+   * never runs two executions of one run, whatever its lease in the store says.
+   */
+  claim(runId: string): AbortController | null {
+    if (this.runs.has(runId)) return null;
     const controller = new AbortController();
     this.runs.set(runId, controller);
     return controller;

@@ -3,17 +3,27 @@
 // it takes the run's lease first (someone else executing it: returns at once), continues from
 // `stepsCompleted`, and every conversation item carries an idempotency key, so a step executed again
 // after a crash never appends twice (a reply already recorded is reused instead of asking the model again).
+//
+// Exactly one execution at a time. In one process: a run already executing here is never started a
+// second time (ActiveRuns.claim), whatever the lease says (an event loop stalled past the lease makes
+// it look expired to this process's own recovery sweep). Across processes: a lease taken over bumps the
+// run's lease generation, and every write of an execution (items, step rows, the run row) is fenced by
+// the generation it took, checked by the store in the write itself; before each model call the
+// execution extends its lease through such a write, so one whose lease was taken over while it was
+// stalled stops before it calls the model or writes anything.
 import type { Logger } from 'winston';
 import type { GatewayConfig } from '../config/types';
 import type { Metrics } from '../log/metrics';
 import type { ChatCompletion, ChatCompletionRequest, ModelRouter } from '../providers/types';
 import type { Store } from '../store/port';
-import type { AgentDefinition, ConversationItemRecord, NewConversationItem, RunRecord } from '../store/types';
+import { LeaseLostError, type AgentDefinition, type ConversationItemRecord, type LeaseFence, type NewConversationItem, type RunRecord } from '../store/types';
 import { ActiveRuns, RunStopped, stopReasonOf } from './active-runs';
 import { renderPrompt } from './inputs';
 import { functionCallItem, functionCallOutputItem, itemText, itemsToChatMessages, messageItem, runResult } from './items';
 import { judgeRequest, parseVerdict, type Verdict } from './judge';
-import { endRun, TIMEOUT_MESSAGE, type TransitionDeps } from './transitions';
+import { meteredChat } from './metered-chat';
+import { runErrorOf, type RunError } from './run-errors';
+import { endRun, TIMEOUT_ERROR, type TransitionDeps } from './transitions';
 
 /** Redacts prompt text per the organization's DLP policy (null: the policy is off). */
 export type Redactor = (text: string) => string;
@@ -42,6 +52,7 @@ const TOOL_UNAVAILABLE = 'This tool is not available to agent runs on this gatew
 
 interface Ctx {
   run: RunRecord;
+  fence: LeaseFence;
   agent: AgentDefinition;
   signal: AbortSignal;
   /** Items already in the conversation by idempotency key (re-execution reuses them). */
@@ -69,91 +80,123 @@ export class RunExecutor {
 
   /** Executes or continues the run if it is in progress and nobody else holds it. */
   async execute(runId: string): Promise<void> {
+    // Claimed before anything else, synchronously: a second job for a run executing here returns at once.
+    const controller = this.deps.active.claim(runId);
+    if (!controller) {
+      this.deps.logger.info('run already executing in this process; job dropped', { runId });
+      return;
+    }
+    try {
+      await this.executeClaimed(runId, controller);
+    } finally {
+      this.deps.active.unregister(runId, controller);
+    }
+  }
+
+  private async executeClaimed(runId: string, controller: AbortController): Promise<void> {
     const { store } = this.deps;
     const current = await store.runs.get(runId);
     if (!current || current.status !== 'in_progress') return;
     if (Date.parse(current.deadlineAt) <= this.deps.now().getTime()) {
-      await endRun(this.transitions, runId, 'cancelled', { error: TIMEOUT_MESSAGE });
+      await endRun(this.transitions, runId, 'cancelled', TIMEOUT_ERROR);
       return;
     }
     const run = await store.runs.acquireLease(runId, this.deps.owner, this.iso(this.deps.leaseMs), this.iso());
     if (!run) return;
+    const fence: LeaseFence = { runId, generation: run.leaseGeneration };
     if (run.attempts > this.maxAttempts) {
-      await this.fail(run, `The run was interrupted ${run.attempts - 1} times (its worker stopped or crashed) and was not resumed again.`);
+      const message = `The run was interrupted ${run.attempts - 1} times (its worker stopped or crashed) and was not resumed again.`;
+      await this.fail(run, fence, { code: 'interrupted', message });
       return;
     }
     const version = await store.agents.getVersion(run.agentId, run.agentVersion);
     if (!version) {
-      await this.fail(run, `Version ${run.agentVersion} of the agent no longer exists.`);
+      await this.fail(run, fence, { code: 'agent_version_missing', message: `Version ${run.agentVersion} of the agent no longer exists.` });
       return;
     }
-    const controller = this.deps.active.register(runId);
     const { signal } = controller;
     const stop = (reason: ConstructorParameters<typeof RunStopped>[0]): void => {
       if (!signal.aborted) controller.abort(new RunStopped(reason));
     };
     const deadline = setTimeout(() => stop('timeout'), Math.max(0, Date.parse(run.deadlineAt) - this.deps.now().getTime()));
-    const renew = setInterval(() => void this.renew(runId, stop), Math.max(250, Math.floor(this.deps.leaseMs / 3)));
+    const renew = setInterval(() => void this.renew(fence, stop), Math.max(250, Math.floor(this.deps.leaseMs / 3)));
     try {
-      const text = await this.runSteps(run, version.definition, signal);
-      const ended = await endRun(this.transitions, runId, 'success', { result: runResult(text) });
+      const text = await this.runSteps(run, fence, version.definition, signal);
+      const ended = await endRun(this.transitions, runId, 'success', { result: runResult(text) }, fence.generation);
       if (ended) this.deps.logger.info('run finished', { runId, status: 'success' });
     } catch (err) {
-      await this.afterError(run, signal, err);
+      await this.afterError(run, fence, signal, err);
     } finally {
       clearTimeout(deadline);
       clearInterval(renew);
-      this.deps.active.unregister(runId, controller);
     }
   }
 
-  /** Extends the lease; a run no longer in progress or held by another stops this execution. */
-  private async renew(runId: string, stop: (reason: 'cancelled' | 'lease_lost') => void): Promise<void> {
+  /**
+   * Extends the lease through a write fenced by this execution's generation: null when the run ended
+   * or its lease was taken over (then this execution must stop).
+   */
+  private async extendLease(fence: LeaseFence): Promise<RunRecord | null> {
+    return this.deps.store.runs.update(
+      fence.runId,
+      { leaseExpiresAt: this.iso(this.deps.leaseMs) },
+      { whenStatus: ['in_progress'], whenGeneration: fence.generation },
+    );
+  }
+
+  /** The periodic renewal: a run ended or taken over stops this execution. */
+  private async renew(fence: LeaseFence, stop: (reason: 'cancelled' | 'lease_lost') => void): Promise<void> {
     try {
-      const run = await this.deps.store.runs.update(runId, { leaseExpiresAt: this.iso(this.deps.leaseMs) }, { whenStatus: ['in_progress'] });
-      if (!run) stop('cancelled');
-      else if (run.leaseOwner !== this.deps.owner) stop('lease_lost');
+      if (await this.extendLease(fence)) return;
+      const now = await this.deps.store.runs.get(fence.runId);
+      stop(now?.status === 'in_progress' ? 'lease_lost' : 'cancelled');
     } catch (err) {
       // A store hiccup: the next renewal retries; the lease has two more thirds to go.
-      this.deps.logger.warn('run lease renewal failed', { runId, errorName: err instanceof Error ? err.name : 'unknown' });
+      this.deps.logger.warn('run lease renewal failed', { runId: fence.runId, errorName: err instanceof Error ? err.name : 'unknown' });
     }
   }
 
-  private async afterError(run: RunRecord, signal: AbortSignal, err: unknown): Promise<void> {
-    const reason = stopReasonOf(signal) ?? (err instanceof RunStopped ? err.reason : null);
+  private async afterError(run: RunRecord, fence: LeaseFence, signal: AbortSignal, err: unknown): Promise<void> {
+    const reason = stopReasonOf(signal) ?? (err instanceof RunStopped ? err.reason : err instanceof LeaseLostError ? 'lease_lost' : null);
     if (reason === 'timeout') {
-      await this.append(run, [messageItem('system', TIMEOUT_MESSAGE, `${run.id}:error:timeout`)]).catch(() => undefined);
-      await endRun(this.transitions, run.id, 'cancelled', { error: TIMEOUT_MESSAGE });
+      await this.append(run, fence, [messageItem('system', TIMEOUT_ERROR.error.message, `${run.id}:error:timeout`)]).catch(() => undefined);
+      await endRun(this.transitions, run.id, 'cancelled', TIMEOUT_ERROR, fence.generation);
       this.deps.logger.info('run finished', { runId: run.id, status: 'cancelled', reason });
     } else if (reason === 'shutdown') {
       // Hand the run back untouched (and this attempt not counted) so the next process resumes it at once.
       await this.deps.store.runs
-        .update(run.id, { leaseOwner: null, leaseExpiresAt: null, attempts: Math.max(0, run.attempts - 1) }, { whenStatus: ['in_progress'] })
+        .update(
+          run.id,
+          { leaseOwner: null, leaseExpiresAt: null, attempts: Math.max(0, run.attempts - 1) },
+          { whenStatus: ['in_progress'], whenGeneration: fence.generation },
+        )
         .catch(() => undefined);
+    } else if (reason === 'lease_lost') {
+      this.deps.logger.info('run lease taken over; this execution stopped', { runId: run.id });
     } else if (reason === null) {
-      const message = err instanceof Error && err.message ? err.message : 'The run failed.';
       this.deps.logger.warn('run step failed', { runId: run.id, errorName: err instanceof Error ? err.name : 'unknown' });
-      await this.fail(run, message);
+      await this.fail(run, fence, runErrorOf(err));
     }
-    // cancelled / lease_lost: someone else already owns the outcome.
+    // cancelled: whoever cancelled owns the outcome.
   }
 
-  private async fail(run: RunRecord, message: string): Promise<void> {
-    await this.append(run, [messageItem('system', `Run failed: ${message}`, `${run.id}:error:${run.revision}`)]).catch(() => undefined);
-    const ended = await endRun(this.transitions, run.id, 'failure', { error: message });
-    if (ended) this.deps.logger.info('run finished', { runId: run.id, status: 'failure' });
+  private async fail(run: RunRecord, fence: LeaseFence, error: RunError): Promise<void> {
+    await this.append(run, fence, [messageItem('system', `Run failed: ${error.message}`, `${run.id}:error:${run.revision}`)]).catch(() => undefined);
+    const ended = await endRun(this.transitions, run.id, 'failure', { error }, fence.generation);
+    if (ended) this.deps.logger.info('run finished', { runId: run.id, status: 'failure', code: error.code });
   }
 
-  private async append(run: RunRecord, items: NewConversationItem[]): Promise<ConversationItemRecord[]> {
-    return this.deps.store.conversations.append(run.conversationId, items);
+  private async append(run: RunRecord, fence: LeaseFence, items: NewConversationItem[]): Promise<ConversationItemRecord[]> {
+    return this.deps.store.conversations.append(run.conversationId, items, fence);
   }
 
-  private async runSteps(run: RunRecord, agent: AgentDefinition, signal: AbortSignal): Promise<string | null> {
+  private async runSteps(run: RunRecord, fence: LeaseFence, agent: AgentDefinition, signal: AbortSignal): Promise<string | null> {
     const { store } = this.deps;
     const items = await store.conversations.listItems(run.conversationId, { order: 'asc', limit: 10_000 });
     const redactor = this.deps.redactorFor ? await this.deps.redactorFor(run.orgId) : null;
     const ctx: Ctx = {
       run,
+      fence,
       agent,
       signal,
       items: items.filter((i) => !isErrorItem(i)),
@@ -172,9 +215,8 @@ export class RunExecutor {
       }
       signal.throwIfAborted();
       last = await this.runStep(ctx, index);
-      const advanced = await store.runs.update(run.id, { stepsCompleted: stepNumber }, { whenStatus: ['in_progress'] });
-      if (!advanced) throw new RunStopped('cancelled');
-      if (advanced.leaseOwner !== this.deps.owner) throw new RunStopped('lease_lost');
+      const advanced = await store.runs.update(run.id, { stepsCompleted: stepNumber }, { whenStatus: ['in_progress'], whenGeneration: fence.generation });
+      if (!advanced) throw new RunStopped('lease_lost');
     }
     return last;
   }
@@ -183,7 +225,7 @@ export class RunExecutor {
   private async record(ctx: Ctx, item: NewConversationItem): Promise<ConversationItemRecord> {
     const existing = item.idempotencyKey ? ctx.byKey.get(item.idempotencyKey) : undefined;
     if (existing) return existing;
-    const [stored] = await this.append(ctx.run, [item]);
+    const [stored] = await this.append(ctx.run, ctx.fence, [item]);
     if (!stored) throw new Error('the conversation store returned no item');
     if (stored.idempotencyKey) ctx.byKey.set(stored.idempotencyKey, stored);
     ctx.items.push(stored);
@@ -191,7 +233,7 @@ export class RunExecutor {
   }
 
   private async runStep(ctx: Ctx, index: number): Promise<string> {
-    const { run, agent, signal } = ctx;
+    const { run, agent } = ctx;
     const step = agent.steps[index]!;
     const stepNumber = index + 1;
     const key = `${run.id}:step${stepNumber}`;
@@ -199,7 +241,7 @@ export class RunExecutor {
     await this.record(ctx, messageItem('user', prompt, `${key}:user`));
     let reply = ctx.byKey.get(`${key}:assistant`);
     for (let round = 0; !reply; round += 1) {
-      const completion = await this.chat(run.orgId, { model: agent.model, messages: itemsToChatMessages(ctx.items) }, signal);
+      const completion = await this.chat(ctx, { model: agent.model, messages: itemsToChatMessages(ctx.items) });
       const message = completion.choices[0]?.message;
       const calls = message?.tool_calls ?? [];
       if (calls.length > 0 && round < MAX_TOOL_ROUNDS) {
@@ -217,28 +259,35 @@ export class RunExecutor {
       run.id,
       stepNumber,
       step.objective ? { completed: true } : { completed: true, result: 'not_evaluated', explanation: null },
+      ctx.fence,
     );
     if (step.objective) {
-      const verdict = await this.judge(run.orgId, agent.model, step.objective, prompt, produced, signal);
-      await this.deps.store.steps.update(run.id, stepNumber, { result: verdict.result, explanation: verdict.explanation });
+      const verdict = await this.judge(ctx, step.objective, prompt, produced);
+      await this.deps.store.steps.update(run.id, stepNumber, { result: verdict.result, explanation: verdict.explanation }, ctx.fence);
     }
     return produced;
   }
 
-  private async judge(orgId: string, agentModel: string, objective: string, prompt: string, produced: string, signal: AbortSignal): Promise<Verdict> {
-    const model = this.deps.config.evaluation.model ?? agentModel;
+  private async judge(ctx: Ctx, objective: string, prompt: string, produced: string): Promise<Verdict> {
+    const model = this.deps.config.evaluation.model ?? ctx.agent.model;
     try {
-      return parseVerdict(await this.chat(orgId, judgeRequest(model, objective, prompt, produced), signal));
+      return parseVerdict(await this.chat(ctx, judgeRequest(model, objective, prompt, produced)));
     } catch (err) {
-      if (signal.aborted) throw err;
+      if (ctx.signal.aborted || err instanceof RunStopped || err instanceof LeaseLostError) throw err;
       // A judge that cannot be reached leaves the verdict undetermined; the run itself goes on.
       return { result: 'unknown', explanation: `The judge call failed: ${err instanceof Error ? err.message : String(err)}` };
     }
   }
 
-  private async chat(orgId: string, request: ChatCompletionRequest, signal: AbortSignal): Promise<ChatCompletion> {
-    signal.throwIfAborted();
-    const resolved = this.deps.models.resolve(orgId, request.model);
-    return resolved.provider.chat(request, resolved.upstreamModel, { signal });
+  /**
+   * One model call of this execution, metered to the run. The lease is extended through a fenced write
+   * first: an execution whose lease was taken over (it stalled past the lease) stops here instead of
+   * asking the model a second time beside the execution that took over.
+   */
+  private async chat(ctx: Ctx, request: ChatCompletionRequest): Promise<ChatCompletion> {
+    ctx.signal.throwIfAborted();
+    if (!(await this.extendLease(ctx.fence))) throw new RunStopped('lease_lost');
+    ctx.signal.throwIfAborted();
+    return meteredChat(this.deps, ctx.run, request, ctx.signal);
   }
 }

@@ -1,5 +1,11 @@
 // The run service (src/runs/port.ts): creates runs with their conversation and step rows and hands
 // them to the queue; cancels and retries through compare-and-set moves on the run row.
+//
+// A trigger commits the run, its conversation and its step rows in one store transaction, then
+// enqueues. The committed run (in progress, never leased) is its own outbox entry: when the enqueue
+// fails, or the process dies between the commit and the enqueue, the recovery sweep queues it (at the
+// next start with the inline queue, within a lease period on a BullMQ worker). A failed commit leaves
+// nothing behind and the caller gets the error (500).
 import type { Logger } from 'winston';
 import { GatewayError } from '../http/errors';
 import type { Metrics } from '../log/metrics';
@@ -29,7 +35,7 @@ function conflict(run: RunRecord, status: RunStatus | undefined, action: string,
 export function createRunService(deps: RunServiceDeps): RunService {
   const { store, queue, logger } = deps;
 
-  /** The job is a hint: when enqueueing fails the run stays in progress and recovery sweeps pick it up. */
+  /** The job is a hint: when enqueueing fails the committed run stays in progress and the recovery sweep picks it up. */
   async function enqueue(runId: string, key?: string): Promise<void> {
     try {
       await queue.enqueue(runId, key ? { key } : {});
@@ -45,25 +51,27 @@ export function createRunService(deps: RunServiceDeps): RunService {
     const createdAt = now.toISOString();
     const id = newRunId();
     const conversationId = newConversationId();
-    await store.conversations.create({
+    const conversation = {
       id: conversationId,
       orgId: agent.orgId,
       userId: principal.userId,
       runId: id,
       metadata: { agentId: agent.id, trigger: request.trigger },
       createdAt,
-    });
+    };
     const run: RunRecord = {
       id,
       orgId: agent.orgId,
       agentId: agent.id,
       agentVersion: agent.version,
       userId: principal.userId,
+      keyId: principal.keyId,
       conversationId,
       inputs,
       status: 'in_progress',
       result: null,
       error: null,
+      errorCode: null,
       trigger: request.trigger,
       sourceRunId: request.sourceRunId ?? null,
       stepsCompleted: 0,
@@ -74,13 +82,10 @@ export function createRunService(deps: RunServiceDeps): RunService {
       leaseOwner: null,
       leaseExpiresAt: null,
       attempts: 0,
+      leaseGeneration: 0,
       revision: 0,
     };
-    await store.runs.create(run);
-    await store.steps.init(
-      id,
-      agent.steps.map((step, index) => ({ stepNumber: index + 1, name: step.name ?? null })),
-    );
+    await store.runs.create(run, { conversation, steps: agent.steps.map((step, index) => ({ stepNumber: index + 1, name: step.name ?? null })) });
     await enqueue(id);
     return run;
   }
@@ -95,7 +100,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
     },
 
     async cancel(_principal: Principal, run: RunRecord, reason: string): Promise<RunRecord> {
-      const ended = await endRun({ store, metrics: deps.metrics, now: deps.now }, run.id, 'cancelled', { error: reason });
+      const ended = await endRun({ store, metrics: deps.metrics, now: deps.now }, run.id, 'cancelled', { error: { code: 'cancelled', message: reason } });
       if (!ended) throw conflict(run, (await store.runs.get(run.id))?.status, 'cancelled', 'in_progress');
       // Executing here: stop now. Executing elsewhere: that worker sees it at its next lease renewal.
       deps.active.stop(run.id, 'cancelled');
@@ -114,6 +119,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
           status: 'in_progress',
           result: null,
           error: null,
+          errorCode: null,
           endedAt: null,
           leaseOwner: null,
           leaseExpiresAt: null,

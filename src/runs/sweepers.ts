@@ -6,7 +6,7 @@ import type { RunQueue } from '../queue/port';
 import type { Store } from '../store/port';
 import type { ActiveRuns } from './active-runs';
 import { messageItem } from './items';
-import { endRun, TIMEOUT_MESSAGE } from './transitions';
+import { endRun, TIMEOUT_ERROR } from './transitions';
 
 export interface SweepDeps {
   store: Store;
@@ -62,11 +62,13 @@ export async function cancelOverdue(deps: SweepDeps): Promise<number> {
   const overdue = await deps.store.runs.listOverdue(deps.now().toISOString(), BATCH);
   let cancelled = 0;
   for (const run of overdue) {
-    const ended = await endRun(deps, run.id, 'cancelled', { error: TIMEOUT_MESSAGE });
+    const ended = await endRun(deps, run.id, 'cancelled', TIMEOUT_ERROR);
     if (!ended) continue;
     cancelled += 1;
     deps.active.stop(run.id, 'timeout');
-    await deps.store.conversations.append(run.conversationId, [messageItem('system', TIMEOUT_MESSAGE, `${run.id}:error:timeout`)]).catch(() => undefined);
+    await deps.store.conversations
+      .append(run.conversationId, [messageItem('system', TIMEOUT_ERROR.error.message, `${run.id}:error:timeout`)])
+      .catch(() => undefined);
   }
   return cancelled;
 }

@@ -11,6 +11,7 @@ import type {
   ConversationItemRecord,
   ConversationRecord,
   GroupRecord,
+  LeaseFence,
   NewConversationItem,
   OrganizationRecord,
   Principal,
@@ -22,6 +23,7 @@ import type {
   RunPatch,
   RunRecord,
   RunStatus,
+  StepInit,
   StepVerdictRecord,
   UsageRecord,
   UsageTotal,
@@ -90,7 +92,13 @@ export interface AgentRepository {
 }
 
 export interface RunRepository {
-  create(run: RunRecord): Promise<void>;
+  /**
+   * Creates the run and, in the same transaction, its conversation and step rows: all or nothing (on
+   * MongoDB, which has no transactions here, the run document is written last and what was written
+   * before it is removed when a later write fails). A run in progress with no lease is its own outbox
+   * entry: the recovery sweep enqueues it if its job never made it to the queue.
+   */
+  create(run: RunRecord, parts?: { conversation?: ConversationRecord; steps?: readonly StepInit[] }): Promise<void>;
   /** System access. */
   get(runId: string): Promise<RunRecord | null>;
   /**
@@ -104,12 +112,18 @@ export interface RunRepository {
   latestCreatedAt(agentId: string): Promise<string | null>;
   /**
    * Compare-and-set update: applies the patch only when the run's status is one of `whenStatus`
-   * (if given) and its revision equals `whenRevision` (if given). Returns the updated run or null.
+   * (if given), its revision equals `whenRevision` (if given) and its lease generation equals
+   * `whenGeneration` (if given: the fence of an execution). Returns the updated run or null.
    */
-  update(runId: string, patch: RunPatch, guard?: { whenStatus?: readonly RunStatus[]; whenRevision?: number }): Promise<RunRecord | null>;
+  update(
+    runId: string,
+    patch: RunPatch,
+    guard?: { whenStatus?: readonly RunStatus[]; whenRevision?: number; whenGeneration?: number },
+  ): Promise<RunRecord | null>;
   /**
    * Takes the lease of an in-progress run for `owner` until `until` when it is free or expired (or
-   * already held by `owner`). Increments attempts. Returns the run, or null when someone else holds it.
+   * already held by `owner`). Increments attempts and the lease generation (so writes fenced with an
+   * older generation fail from now on). Returns the run, or null when someone else holds it.
    */
   acquireLease(runId: string, owner: string, until: string, now: string): Promise<RunRecord | null>;
   /** In-progress runs whose lease is missing or expired before `now` (crash recovery), oldest first. */
@@ -122,7 +136,8 @@ export interface RunRepository {
 export interface StepVerdictRepository {
   /** Creates the run's step rows (result null, completed false); existing rows are kept. */
   init(runId: string, steps: readonly { stepNumber: number; name: string | null }[]): Promise<void>;
-  update(runId: string, stepNumber: number, patch: Partial<Pick<StepVerdictRecord, 'result' | 'explanation' | 'completed'>>): Promise<void>;
+  /** With a fence: applied only while the run is in progress under that lease generation, else LeaseLostError. */
+  update(runId: string, stepNumber: number, patch: Partial<Pick<StepVerdictRecord, 'result' | 'explanation' | 'completed'>>, fence?: LeaseFence): Promise<void>;
   list(runId: string): Promise<StepVerdictRecord[]>;
 }
 
@@ -133,9 +148,11 @@ export interface ConversationRepository {
   getVisible(principal: Principal, id: string): Promise<ConversationRecord | null>;
   /**
    * Appends items in order, assigning positions. An item whose idempotencyKey already exists in the
-   * conversation is not appended again; the existing item is returned in its place.
+   * conversation is not appended again; the existing item is returned in its place. With a fence (a
+   * run's execution writing): appended only while the run is in progress under that lease generation,
+   * else LeaseLostError and nothing is appended.
    */
-  append(conversationId: string, items: readonly NewConversationItem[]): Promise<ConversationItemRecord[]>;
+  append(conversationId: string, items: readonly NewConversationItem[], fence?: LeaseFence): Promise<ConversationItemRecord[]>;
   /** Items by position: ascending or descending, after a position (exclusive), at most `limit`. */
   listItems(conversationId: string, options: { order: 'asc' | 'desc'; afterPosition?: number; limit: number }): Promise<ConversationItemRecord[]>;
   getItem(conversationId: string, itemId: string): Promise<ConversationItemRecord | null>;

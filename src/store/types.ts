@@ -130,13 +130,17 @@ export interface RunRecord {
   agentVersion: number;
   /** User who triggered the run (for schedule/webhook triggers: the agent's creator). */
   userId: string;
+  /** API key the run was triggered with (null for schedule and webhook triggers): its usage is metered to it. */
+  keyId: string | null;
   conversationId: string;
   inputs: RunInput[];
   status: RunStatus;
   /** JSON-encoded final assistant message, or null. */
   result: string | null;
-  /** Why the run failed or was cancelled (shown in logs and the conversation, not in the Run shape). */
+  /** Why the run failed or was cancelled: the message of the Run's `error` extension field. */
   error: string | null;
+  /** Stable code of that reason (RunErrorCode), null while in progress or after a success. */
+  errorCode: string | null;
   trigger: RunTrigger;
   sourceRunId: string | null;
   /** Steps completed so far (0..steps.length). */
@@ -150,6 +154,12 @@ export interface RunRecord {
   leaseOwner: string | null;
   leaseExpiresAt: string | null;
   attempts: number;
+  /**
+   * Fencing token: incremented by every acquireLease. An execution writes only while the run's
+   * generation is still the one its lease was taken with (checked by the store in the write itself),
+   * so an execution whose lease was taken over cannot write after the takeover.
+   */
+  leaseGeneration: number;
   /** Incremented by every update; used for compare-and-set. */
   revision: number;
 }
@@ -160,8 +170,28 @@ export interface VisibleRun extends RunRecord {
 }
 
 export type RunPatch = Partial<
-  Pick<RunRecord, 'status' | 'result' | 'error' | 'stepsCompleted' | 'endedAt' | 'leaseOwner' | 'leaseExpiresAt' | 'attempts' | 'deadlineAt'>
+  Pick<RunRecord, 'status' | 'result' | 'error' | 'errorCode' | 'stepsCompleted' | 'endedAt' | 'leaseOwner' | 'leaseExpiresAt' | 'attempts' | 'deadlineAt'>
 >;
+
+/** A step row created with its run. */
+export interface StepInit {
+  stepNumber: number;
+  name: string | null;
+}
+
+/** What an execution of a run writes under: the run and the lease generation it holds. */
+export interface LeaseFence {
+  runId: string;
+  generation: number;
+}
+
+/** A fenced write refused: the run's lease was taken over (or the run ended) since the fence was taken. */
+export class LeaseLostError extends Error {
+  constructor(readonly runId: string) {
+    super(`run ${runId}: the lease was taken over; this execution may not write any more`);
+    this.name = 'LeaseLostError';
+  }
+}
 
 export interface RunPageQuery {
   agentId: string;

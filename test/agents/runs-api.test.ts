@@ -195,6 +195,28 @@ describe('runs API', () => {
     });
   });
 
+  describe('the run error extension', () => {
+    it('a run that failed says why in `error` (code and message), as its conversation does', async () => {
+      const { runId, conversationId } = await trigger([{ name: 'Topic', value: 'BOOM' }]);
+      await waitForRun(gw, runId);
+      const body = (await get(`/v1/runs/${runId}`).expect(200)).body as RunView & { error: { code: string; message: string } | null };
+      assert.equal(body.status, 'failure');
+      assert.equal(body.error?.code, 'upstream_error');
+      assert.deepEqual(Object.keys(body.error ?? {}).sort(), ['code', 'message']);
+      assert.ok(body.error?.message, 'a message');
+      const items = (await get(`/v1/conversations/${conversationId}/items?order=desc&limit=1`).expect(200)).body as { data: { content: { text: string }[] }[] };
+      assert.equal(items.data[0]?.content[0]?.text, `Run failed: ${body.error?.message ?? ''}`);
+    });
+
+    it('a successful run has error null', async () => {
+      const { runId } = await trigger([{ name: 'Topic', value: 'lakes' }]);
+      await waitForRun(gw, runId);
+      const done = (await get(`/v1/runs/${runId}`).expect(200)).body as { status: string; error: unknown };
+      assert.equal(done.status, 'success');
+      assert.equal(done.error, null);
+    });
+  });
+
   describe('GET /v1/runs/{runId}/evals', () => {
     it('pass: a successful run whose judged step passed; steps ordered, unnamed step null, not_evaluated', async () => {
       const run = await waitForRun(gw, (await trigger([{ name: 'Topic', value: 'clouds' }])).runId);
@@ -246,6 +268,13 @@ describe('runs API', () => {
       );
     });
 
+    it("another organization's run answers 404 in the flat envelope, also to that organization's admin", async () => {
+      const run = await waitForRun(gw, (await trigger([{ name: 'Topic', value: 'borders' }])).runId);
+      const res = await get(`/v1/runs/${run.runId}/evals`, 'outsider').expect(404);
+      assert.deepEqual(res.body, { error: 'Not found', message: `Run ${run.runId} not found.` });
+      await get(`/v1/runs/${run.runId}/evals`).expect(200);
+    });
+
     it('skipped: a run that failed before any evaluated step', async () => {
       const run = await waitForRun(gw, (await trigger([{ name: 'Topic', value: 'BOOM' }])).runId);
       assert.equal(run.status, 'failure');
@@ -277,7 +306,8 @@ describe('runs API', () => {
       assert.equal(res.body.status, 'cancelled');
       assert.equal(res.body.result, null);
       assert.ok(res.body.endedAtUtc);
-      assert.deepEqual(Object.keys(res.body).sort(), ['agentId', 'conversationId', 'createdAtUtc', 'endedAtUtc', 'result', 'runId', 'status']);
+      assert.deepEqual(Object.keys(res.body).sort(), ['agentId', 'conversationId', 'createdAtUtc', 'endedAtUtc', 'error', 'result', 'runId', 'status']);
+      assert.equal(res.body.error.code, 'cancelled');
       flat((await post(`/v1/runs/${runId}/cancel`).expect(409)).body, 'Conflict');
       assert.equal((await get(`/v1/runs/${runId}`).expect(200)).body.status, 'cancelled');
       assert.equal((await evals(runId)).result, 'skipped');

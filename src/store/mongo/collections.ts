@@ -89,6 +89,10 @@ export interface RunDoc {
   leaseOwner: string | null;
   leaseExpiresAt: Date | null;
   attempts: number;
+  /** Absent on runs written before lease fencing: counts as 0. */
+  leaseGeneration?: number;
+  keyId?: string | null;
+  errorCode?: string | null;
   revision: number;
 }
 
@@ -102,6 +106,8 @@ export interface StepDoc {
   explanation: string | null;
   completed: boolean;
   updatedAt: Date;
+  /** Highest lease generation of the run that wrote or took over this row (the fence on MongoDB). */
+  leaseGeneration?: number;
 }
 
 export interface ConversationDoc {
@@ -111,6 +117,8 @@ export interface ConversationDoc {
   runId: string | null;
   metadata: Record<string, unknown>;
   createdAt: Date;
+  /** Highest lease generation of the run that wrote or took over this conversation (the fence on MongoDB). */
+  leaseGeneration?: number;
 }
 
 export interface ItemDoc {

@@ -1,8 +1,9 @@
 import type { Filter } from 'mongodb';
 import type { ConversationRepository } from '../port';
-import type { ConversationItemRecord, ConversationRecord } from '../types';
+import { LeaseLostError, type ConversationItemRecord, type ConversationRecord } from '../types';
 import { date, isDuplicateKey, type Collections, type ConversationDoc, type ItemDoc } from './collections';
 import { agentGrantsAnyExpr, visibleRecordMatch } from './permissions';
+import { generationIs } from './runs-repository';
 
 function toConversation(doc: ConversationDoc): ConversationRecord {
   return { id: doc._id, orgId: doc.orgId, userId: doc.userId, runId: doc.runId, metadata: doc.metadata, createdAt: doc.createdAt.toISOString() };
@@ -23,6 +24,17 @@ function toItem(doc: ItemDoc): ConversationItemRecord {
   };
 }
 
+export function conversationDoc(conversation: ConversationRecord): ConversationDoc {
+  return {
+    _id: conversation.id,
+    orgId: conversation.orgId,
+    userId: conversation.userId,
+    runId: conversation.runId,
+    metadata: conversation.metadata,
+    createdAt: date(conversation.createdAt),
+  };
+}
+
 /** Bound on position conflicts one item may meet (each is another writer's successful insert). */
 const MAX_CONFLICTS = 1000;
 
@@ -38,14 +50,7 @@ export function mongoConversations(c: Collections): ConversationRepository {
 
   return {
     async create(conversation) {
-      await c.conversations.insertOne({
-        _id: conversation.id,
-        orgId: conversation.orgId,
-        userId: conversation.userId,
-        runId: conversation.runId,
-        metadata: conversation.metadata,
-        createdAt: date(conversation.createdAt),
-      });
+      await c.conversations.insertOne(conversationDoc(conversation));
     },
     async get(id) {
       const doc = await c.conversations.findOne({ _id: id });
@@ -72,9 +77,24 @@ export function mongoConversations(c: Collections): ConversationRepository {
         .toArray();
       return doc ? toConversation(doc) : null;
     },
-    async append(conversationId, items) {
+    async append(conversationId, items, fence) {
       if (items.length === 0) return [];
-      if (!(await c.conversations.findOne({ _id: conversationId }, { projection: { _id: 1 } }))) {
+      if (fence) {
+        // The run must still be in progress under the fence's generation, and the conversation's own
+        // fence (raised by every takeover: see acquireLease) no newer: one compare-and-set on it.
+        const run = await c.runs.findOne(
+          { _id: fence.runId, status: 'in_progress', leaseGeneration: generationIs(fence.generation) },
+          { projection: { _id: 1 } },
+        );
+        const held = run
+          ? await c.conversations.findOneAndUpdate(
+              { _id: conversationId, leaseGeneration: { $not: { $gt: fence.generation } } },
+              { $max: { leaseGeneration: fence.generation } },
+              { projection: { _id: 1 } },
+            )
+          : null;
+        if (!held) throw new LeaseLostError(fence.runId);
+      } else if (!(await c.conversations.findOne({ _id: conversationId }, { projection: { _id: 1 } }))) {
         throw new Error(`conversation ${conversationId} does not exist`);
       }
       // Lock-free: each item is inserted at last+1 with _id `${conversationId}#${position}`, so two writers

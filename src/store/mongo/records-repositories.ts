@@ -1,6 +1,6 @@
 import type { Filter } from 'mongodb';
 import type { AuditRepository, ResponseRepository, StepVerdictRepository, UsageRepository } from '../port';
-import type { AuditRecord, AuditRecordWithUsage, ResponseRecord, UsageRecord } from '../types';
+import { LeaseLostError, type AuditRecord, type AuditRecordWithUsage, type ResponseRecord, type StepInit, type UsageRecord } from '../types';
 import { date, dateOrNull, insertManyIgnoringDuplicates, isoOrNull, type AuditDoc, type Collections, type ResponseDoc, type StepDoc } from './collections';
 
 function toResponse(doc: ResponseDoc): ResponseRecord {
@@ -39,6 +39,21 @@ function toAudit(doc: AuditDoc): AuditRecord {
   };
 }
 
+/** A run's new step rows (result null, completed false). */
+export function stepDocs(runId: string, steps: readonly StepInit[]): StepDoc[] {
+  const now = new Date();
+  return steps.map((step) => ({
+    _id: `${runId}#${step.stepNumber}`,
+    runId,
+    stepNumber: step.stepNumber,
+    name: step.name,
+    result: null,
+    explanation: null,
+    completed: false,
+    updatedAt: now,
+  }));
+}
+
 export function mongoSteps(c: Collections): StepVerdictRepository {
   return {
     async init(runId, steps) {
@@ -57,12 +72,22 @@ export function mongoSteps(c: Collections): StepVerdictRepository {
         { ordered: false },
       );
     },
-    async update(runId, stepNumber, patch) {
+    async update(runId, stepNumber, patch, fence) {
       const set: Partial<StepDoc> = { updatedAt: new Date() };
       if (patch.result !== undefined) set.result = patch.result;
       if (patch.explanation !== undefined) set.explanation = patch.explanation;
       if (patch.completed !== undefined) set.completed = patch.completed;
-      await c.steps.updateOne({ _id: `${runId}#${stepNumber}` }, { $set: set });
+      if (!fence) {
+        await c.steps.updateOne({ _id: `${runId}#${stepNumber}` }, { $set: set });
+        return;
+      }
+      // The step row's own fence (raised by every takeover: see acquireLease) no newer than ours, checked
+      // and written in one document update.
+      const updated = await c.steps.updateOne(
+        { _id: `${runId}#${stepNumber}`, leaseGeneration: { $not: { $gt: fence.generation } } },
+        { $set: set, $max: { leaseGeneration: fence.generation } },
+      );
+      if (updated.matchedCount === 0) throw new LeaseLostError(runId);
     },
     async list(runId) {
       const docs = await c.steps.find({ runId }).sort({ stepNumber: 1 }).toArray();

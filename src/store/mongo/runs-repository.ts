@@ -1,7 +1,9 @@
-import type { Filter, UpdateFilter } from 'mongodb';
+import type { Filter, FilterOperators, UpdateFilter } from 'mongodb';
 import type { RunRepository } from '../port';
-import type { RunPatch, RunRecord, RunStatus, VisibleRun } from '../types';
+import type { ConversationRecord, RunPatch, RunRecord, RunStatus, StepInit, VisibleRun } from '../types';
 import { date, dateOrNull, isoOrNull, type AgentDoc, type Collections, type RunDoc } from './collections';
+import { conversationDoc } from './conversations-repository';
+import { stepDocs } from './records-repositories';
 import { agentGrantsAnyExpr, visibleRecordMatch } from './permissions';
 
 export function toRun(doc: RunDoc): RunRecord {
@@ -11,11 +13,13 @@ export function toRun(doc: RunDoc): RunRecord {
     agentId: doc.agentId,
     agentVersion: doc.agentVersion,
     userId: doc.userId,
+    keyId: doc.keyId ?? null,
     conversationId: doc.conversationId,
     inputs: doc.inputs,
     status: doc.status,
     result: doc.result,
     error: doc.error,
+    errorCode: doc.errorCode ?? null,
     trigger: doc.trigger,
     sourceRunId: doc.sourceRunId,
     stepsCompleted: doc.stepsCompleted,
@@ -26,8 +30,14 @@ export function toRun(doc: RunDoc): RunRecord {
     leaseOwner: doc.leaseOwner,
     leaseExpiresAt: isoOrNull(doc.leaseExpiresAt),
     attempts: doc.attempts,
+    leaseGeneration: doc.leaseGeneration ?? 0,
     revision: doc.revision,
   };
+}
+
+/** A generation filter that also matches documents written before lease fencing (no field: 0). */
+export function generationIs(generation: number): number | FilterOperators<number | undefined> {
+  return generation === 0 ? { $not: { $gt: 0 } } : generation;
 }
 
 function patchDoc(patch: RunPatch): Partial<RunDoc> {
@@ -35,6 +45,7 @@ function patchDoc(patch: RunPatch): Partial<RunDoc> {
   if (patch.status !== undefined) set.status = patch.status;
   if (patch.result !== undefined) set.result = patch.result;
   if (patch.error !== undefined) set.error = patch.error;
+  if (patch.errorCode !== undefined) set.errorCode = patch.errorCode;
   if (patch.stepsCompleted !== undefined) set.stepsCompleted = patch.stepsCompleted;
   if (patch.endedAt !== undefined) set.endedAt = dateOrNull(patch.endedAt);
   if (patch.leaseOwner !== undefined) set.leaseOwner = patch.leaseOwner;
@@ -47,31 +58,51 @@ function patchDoc(patch: RunPatch): Partial<RunDoc> {
 const RUN_STATUSES: readonly RunStatus[] = ['in_progress', 'success', 'failure', 'cancelled'];
 
 export function mongoRuns(c: Collections): RunRepository {
+  async function insertRun(run: RunRecord): Promise<void> {
+    await c.runs.insertOne({
+      _id: run.id,
+      orgId: run.orgId,
+      agentId: run.agentId,
+      agentVersion: run.agentVersion,
+      userId: run.userId,
+      conversationId: run.conversationId,
+      inputs: run.inputs,
+      status: run.status,
+      result: run.result,
+      error: run.error,
+      trigger: run.trigger,
+      sourceRunId: run.sourceRunId,
+      stepsCompleted: run.stepsCompleted,
+      createdAt: date(run.createdAt),
+      updatedAt: date(run.updatedAt),
+      endedAt: dateOrNull(run.endedAt),
+      deadlineAt: date(run.deadlineAt),
+      leaseOwner: run.leaseOwner,
+      leaseExpiresAt: dateOrNull(run.leaseExpiresAt),
+      attempts: run.attempts,
+      leaseGeneration: run.leaseGeneration,
+      keyId: run.keyId,
+      errorCode: run.errorCode,
+      revision: run.revision,
+    });
+  }
+
   return {
-    async create(run) {
-      await c.runs.insertOne({
-        _id: run.id,
-        orgId: run.orgId,
-        agentId: run.agentId,
-        agentVersion: run.agentVersion,
-        userId: run.userId,
-        conversationId: run.conversationId,
-        inputs: run.inputs,
-        status: run.status,
-        result: run.result,
-        error: run.error,
-        trigger: run.trigger,
-        sourceRunId: run.sourceRunId,
-        stepsCompleted: run.stepsCompleted,
-        createdAt: date(run.createdAt),
-        updatedAt: date(run.updatedAt),
-        endedAt: dateOrNull(run.endedAt),
-        deadlineAt: date(run.deadlineAt),
-        leaseOwner: run.leaseOwner,
-        leaseExpiresAt: dateOrNull(run.leaseExpiresAt),
-        attempts: run.attempts,
-        revision: run.revision,
-      });
+    async create(run, parts: { conversation?: ConversationRecord; steps?: readonly StepInit[] } = {}) {
+      // No transactions here: the run document is the commit point, written last. A failure before it
+      // removes what this call wrote, so a failed trigger leaves nothing behind.
+      const { conversation, steps } = parts;
+      try {
+        if (conversation) await c.conversations.insertOne(conversationDoc(conversation));
+        if (steps?.length) await c.steps.insertMany(stepDocs(run.id, steps));
+        await insertRun(run);
+      } catch (err) {
+        await Promise.all([
+          conversation ? c.conversations.deleteOne({ _id: conversation.id }) : undefined,
+          steps?.length ? c.steps.deleteMany({ runId: run.id }) : undefined,
+        ]).catch(() => undefined);
+        throw err;
+      }
     },
     async get(runId) {
       const doc = await c.runs.findOne({ _id: runId });
@@ -122,6 +153,7 @@ export function mongoRuns(c: Collections): RunRepository {
       const filter: Filter<RunDoc> = { _id: runId };
       if (guard?.whenStatus) filter.status = { $in: [...guard.whenStatus] };
       if (guard?.whenRevision !== undefined) filter.revision = guard.whenRevision;
+      if (guard?.whenGeneration !== undefined) filter.leaseGeneration = generationIs(guard.whenGeneration);
       // One document write: MongoDB applies the filter and the update atomically, so exactly one of
       // several updaters holding the same revision succeeds.
       const update: UpdateFilter<RunDoc> = { $set: { ...patchDoc(patch), updatedAt: new Date() }, $inc: { revision: 1 } };
@@ -136,10 +168,18 @@ export function mongoRuns(c: Collections): RunRepository {
           status: 'in_progress',
           $or: [{ leaseOwner: null }, { leaseExpiresAt: null }, { leaseExpiresAt: { $lte: at } }, { leaseOwner: owner }],
         },
-        { $set: { leaseOwner: owner, leaseExpiresAt: date(until), updatedAt: at }, $inc: { attempts: 1, revision: 1 } },
+        { $set: { leaseOwner: owner, leaseExpiresAt: date(until), updatedAt: at }, $inc: { attempts: 1, revision: 1, leaseGeneration: 1 } },
         { returnDocument: 'after' },
       );
-      return doc ? toRun(doc) : null;
+      if (!doc) return null;
+      // The fence on MongoDB lives in each document a run's execution writes (single-document atomicity,
+      // no transactions): the takeover raises it in the conversation and step rows before the new holder
+      // reads or writes anything, so the old holder's writes, which require a generation no older than
+      // the document's, fail from here on.
+      const generation = doc.leaseGeneration ?? 0;
+      await c.conversations.updateOne({ _id: doc.conversationId }, { $max: { leaseGeneration: generation } });
+      await c.steps.updateMany({ runId }, { $max: { leaseGeneration: generation } });
+      return toRun(doc);
     },
     async listOrphaned(now, limit) {
       if (limit <= 0) return [];

@@ -1,6 +1,6 @@
 import type { ConversationRepository } from '../port';
-import type { ConversationItemRecord, ConversationRecord } from '../types';
-import type { SqlDatabase, SqlParam } from './database';
+import { LeaseLostError, type ConversationItemRecord, type ConversationRecord, type LeaseFence } from '../types';
+import type { SqlDatabase, SqlExecutor, SqlParam } from './database';
 import { agentPermissionsSql, iso, json, nowIso, principalParams, type Timestamp } from './rows';
 
 interface ConversationRow {
@@ -47,17 +47,35 @@ function toItem(row: ItemRow): ConversationItemRecord {
 const CONVERSATION_COLUMNS = 'c.id, c.org_id, c.user_id, c.run_id, c.metadata, c.created_at';
 const AGENT_PERMISSIONS = agentPermissionsSql('a', { user: '$3', role: '$4', groups: '$5' });
 
+export async function insertConversation(db: SqlExecutor, conversation: ConversationRecord): Promise<void> {
+  await db.query('INSERT INTO conversations (id, org_id, user_id, run_id, metadata, created_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6)', [
+    conversation.id,
+    conversation.orgId,
+    conversation.userId,
+    conversation.runId,
+    json(conversation.metadata),
+    conversation.createdAt,
+  ]);
+}
+
+/**
+ * The fence of a run's writer, inside the writer's transaction: the run row is share-locked while still
+ * in progress under the fence's generation, so a takeover (acquireLease updates that row) waits for this
+ * transaction to commit, and a takeover committed before makes the row not match (PostgreSQL re-checks
+ * a locked row's condition against its newest version).
+ */
+export async function holdFence(tx: SqlExecutor, fence: LeaseFence): Promise<void> {
+  const held = await tx.query<{ id: string }>(`SELECT id FROM runs WHERE id = $1 AND status = 'in_progress' AND lease_generation = $2 FOR SHARE`, [
+    fence.runId,
+    fence.generation,
+  ]);
+  if (held.length === 0) throw new LeaseLostError(fence.runId);
+}
+
 export function sqlConversations(db: SqlDatabase): ConversationRepository {
   return {
     async create(conversation) {
-      await db.query('INSERT INTO conversations (id, org_id, user_id, run_id, metadata, created_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6)', [
-        conversation.id,
-        conversation.orgId,
-        conversation.userId,
-        conversation.runId,
-        json(conversation.metadata),
-        conversation.createdAt,
-      ]);
+      await insertConversation(db, conversation);
     },
     async get(id) {
       const [row] = await db.query<ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = $1`, [id]);
@@ -77,9 +95,11 @@ export function sqlConversations(db: SqlDatabase): ConversationRepository {
       );
       return row ? toConversation(row) : null;
     },
-    async append(conversationId, items) {
+    async append(conversationId, items, fence) {
       if (items.length === 0) return [];
       return db.transaction(async (tx) => {
+        // Lock order: the run row, then the conversation row (no path takes them the other way round).
+        if (fence) await holdFence(tx, fence);
         // The conversation row is the lock: appenders to one conversation queue here, so positions are
         // assigned gap-free and an idempotency key checked here cannot be inserted meanwhile by another.
         const [locked] = await tx.query<{ next_position: number }>('SELECT next_position FROM conversations WHERE id = $1 FOR UPDATE', [conversationId]);

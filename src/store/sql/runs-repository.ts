@@ -1,6 +1,8 @@
 import type { RunRepository } from '../port';
 import type { RunInput, RunPatch, RunRecord, RunStatus, RunTrigger, VisibleRun } from '../types';
-import type { SqlExecutor, SqlParam } from './database';
+import { insertConversation } from './conversations-repository';
+import type { SqlDatabase, SqlExecutor, SqlParam } from './database';
+import { insertSteps } from './steps-repository';
 import { agentPermissionsSql, iso, isoOrNull, json, nowIso, principalParams, type Timestamp } from './rows';
 
 export interface RunRow {
@@ -9,11 +11,13 @@ export interface RunRow {
   agent_id: string;
   agent_version: number;
   user_id: string;
+  key_id: string | null;
   conversation_id: string;
   inputs: RunInput[];
   status: RunStatus;
   result: string | null;
   error: string | null;
+  error_code: string | null;
   trigger: RunTrigger;
   source_run_id: string | null;
   steps_completed: number;
@@ -24,6 +28,7 @@ export interface RunRow {
   lease_owner: string | null;
   lease_expires_at: Timestamp | null;
   attempts: number;
+  lease_generation: number;
   revision: number;
 }
 
@@ -34,11 +39,13 @@ export function toRun(row: RunRow): RunRecord {
     agentId: row.agent_id,
     agentVersion: row.agent_version,
     userId: row.user_id,
+    keyId: row.key_id,
     conversationId: row.conversation_id,
     inputs: row.inputs,
     status: row.status,
     result: row.result,
     error: row.error,
+    errorCode: row.error_code,
     trigger: row.trigger,
     sourceRunId: row.source_run_id,
     stepsCompleted: row.steps_completed,
@@ -49,6 +56,7 @@ export function toRun(row: RunRow): RunRecord {
     leaseOwner: row.lease_owner,
     leaseExpiresAt: isoOrNull(row.lease_expires_at),
     attempts: row.attempts,
+    leaseGeneration: row.lease_generation,
     revision: row.revision,
   };
 }
@@ -58,6 +66,7 @@ const PATCH_COLUMNS: { [K in keyof Required<RunPatch>]: string } = {
   status: 'status',
   result: 'result',
   error: 'error',
+  errorCode: 'error_code',
   stepsCompleted: 'steps_completed',
   endedAt: 'ended_at',
   leaseOwner: 'lease_owner',
@@ -69,37 +78,52 @@ const PATCH_COLUMNS: { [K in keyof Required<RunPatch>]: string } = {
 const RUN_STATUSES: readonly RunStatus[] = ['in_progress', 'success', 'failure', 'cancelled'];
 const VISIBLE_PERMISSIONS = agentPermissionsSql('a', { user: '$3', role: '$4', groups: '$5' });
 
-export function sqlRuns(db: SqlExecutor): RunRepository {
+async function insertRun(db: SqlExecutor, run: RunRecord): Promise<void> {
+  await db.query(
+    `INSERT INTO runs (id, org_id, agent_id, agent_version, user_id, conversation_id, inputs, status, result, error, trigger,
+       source_run_id, steps_completed, created_at, updated_at, ended_at, deadline_at, lease_owner, lease_expires_at, attempts, revision,
+       lease_generation, key_id, error_code)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`,
+    [
+      run.id,
+      run.orgId,
+      run.agentId,
+      run.agentVersion,
+      run.userId,
+      run.conversationId,
+      json(run.inputs),
+      run.status,
+      run.result,
+      run.error,
+      run.trigger,
+      run.sourceRunId,
+      run.stepsCompleted,
+      run.createdAt,
+      run.updatedAt,
+      run.endedAt,
+      run.deadlineAt,
+      run.leaseOwner,
+      run.leaseExpiresAt,
+      run.attempts,
+      run.revision,
+      run.leaseGeneration,
+      run.keyId,
+      run.errorCode,
+    ],
+  );
+}
+
+export function sqlRuns(db: SqlDatabase): RunRepository {
   return {
-    async create(run) {
-      await db.query(
-        `INSERT INTO runs (id, org_id, agent_id, agent_version, user_id, conversation_id, inputs, status, result, error, trigger,
-           source_run_id, steps_completed, created_at, updated_at, ended_at, deadline_at, lease_owner, lease_expires_at, attempts, revision)
-         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
-        [
-          run.id,
-          run.orgId,
-          run.agentId,
-          run.agentVersion,
-          run.userId,
-          run.conversationId,
-          json(run.inputs),
-          run.status,
-          run.result,
-          run.error,
-          run.trigger,
-          run.sourceRunId,
-          run.stepsCompleted,
-          run.createdAt,
-          run.updatedAt,
-          run.endedAt,
-          run.deadlineAt,
-          run.leaseOwner,
-          run.leaseExpiresAt,
-          run.attempts,
-          run.revision,
-        ],
-      );
+    async create(run, parts = {}) {
+      const { conversation, steps } = parts;
+      if (!conversation && !steps?.length) return insertRun(db, run);
+      // One transaction: a trigger that fails half-way leaves no conversation, run or step row behind.
+      await db.transaction(async (tx) => {
+        if (conversation) await insertConversation(tx, conversation);
+        await insertRun(tx, run);
+        if (steps) await insertSteps(tx, run.id, steps);
+      });
     },
     async get(runId) {
       const [row] = await db.query<RunRow>('SELECT * FROM runs WHERE id = $1', [runId]);
@@ -157,6 +181,10 @@ export function sqlRuns(db: SqlExecutor): RunRepository {
         params.push(guard.whenRevision);
         where.push(`revision = $${params.length}`);
       }
+      if (guard?.whenGeneration !== undefined) {
+        params.push(guard.whenGeneration);
+        where.push(`lease_generation = $${params.length}`);
+      }
       // One statement: the row lock PostgreSQL takes re-checks the guard after a concurrent writer commits,
       // so of several updaters holding the same revision exactly one succeeds.
       const [row] = await db.query<RunRow>(`UPDATE runs SET ${sets.join(', ')} WHERE ${where.join(' AND ')} RETURNING *`, params);
@@ -164,7 +192,8 @@ export function sqlRuns(db: SqlExecutor): RunRepository {
     },
     async acquireLease(runId, owner, until, now) {
       const [row] = await db.query<RunRow>(
-        `UPDATE runs SET lease_owner = $2, lease_expires_at = $3, attempts = attempts + 1, revision = revision + 1, updated_at = $4
+        `UPDATE runs SET lease_owner = $2, lease_expires_at = $3, attempts = attempts + 1, lease_generation = lease_generation + 1,
+           revision = revision + 1, updated_at = $4
          WHERE id = $1 AND status = 'in_progress'
            AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= $4::timestamptz OR lease_owner = $2)
          RETURNING *`,

@@ -237,6 +237,14 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'DLP redaction counts in audit records',
     statements: [`ALTER TABLE audit_records ADD COLUMN redactions jsonb`],
   },
+  {
+    // lease_generation fences a run's writers: every acquireLease increments it and an execution's
+    // writes carry the generation it took, checked in the write's own statement. key_id: a run's
+    // model calls are metered to the key that triggered it. error_code: the Run's `error` extension.
+    version: 6,
+    name: 'run lease fencing, triggering key, error code',
+    statements: [`ALTER TABLE runs ADD COLUMN lease_generation integer NOT NULL DEFAULT 0, ADD COLUMN key_id text, ADD COLUMN error_code text`],
+  },
 ];
 
 /** Applies missing migrations; idempotent and safe from several processes at once. */

@@ -65,7 +65,10 @@ export function runRecord(overrides: Partial<RunRecord> & { agentId: string; org
     leaseOwner: null,
     leaseExpiresAt: null,
     attempts: 0,
+    leaseGeneration: 0,
     revision: 0,
+    keyId: null,
+    errorCode: null,
     ...overrides,
   };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Store } from '../../../src/store/port';
-import type { RunRecord } from '../../../src/store/types';
+import { LeaseLostError, type NewConversationItem, type RunRecord } from '../../../src/store/types';
 import { agentUpsert, at, principal, runRecord, T0, uid, type StoreHandle } from './fixtures';
 
 /** Keyset-walks every page of an agent's runs. */
@@ -191,6 +191,106 @@ export function runsContract(h: StoreHandle): void {
 
       await h.store.runs.update(run.id, { status: 'success' });
       assert.equal(await h.store.runs.acquireLease(run.id, 'rescuer', at(T0 + 200_000), at(T0 + 150_000)), null, 'finished runs have no lease');
+    });
+  });
+
+  describe('runs: lease fencing and atomic creation', () => {
+    const org = uid('org');
+    const agentId = uid('agent');
+    const item = (key: string): NewConversationItem => ({
+      id: uid('msg'),
+      type: 'message',
+      role: 'user',
+      data: { content: [{ type: 'input_text', text: key }] },
+      status: 'completed',
+      idempotencyKey: key,
+      responseId: null,
+    });
+
+    async function createWithParts(): Promise<RunRecord> {
+      const run = runRecord({ orgId: org, agentId });
+      await h.store.runs.create(run, {
+        conversation: { id: run.conversationId, orgId: org, userId: run.userId, runId: run.id, metadata: {}, createdAt: run.createdAt },
+        steps: [
+          { stepNumber: 1, name: 'one' },
+          { stepNumber: 2, name: null },
+        ],
+      });
+      return run;
+    }
+
+    it('creates the run with its conversation and step rows; a failed creation leaves none of them', async () => {
+      const run = await createWithParts();
+      assert.equal((await h.store.runs.get(run.id))?.status, 'in_progress');
+      assert.equal((await h.store.conversations.get(run.conversationId))?.runId, run.id);
+      assert.deepEqual(
+        (await h.store.steps.list(run.id)).map((s) => [s.stepNumber, s.name]),
+        [
+          [1, 'one'],
+          [2, null],
+        ],
+      );
+      // The same run id again: the run write fails after the conversation and step writes were made.
+      const clash = { ...runRecord({ orgId: org, agentId }), id: run.id };
+      await assert.rejects(
+        h.store.runs.create(clash, {
+          conversation: { id: clash.conversationId, orgId: org, userId: clash.userId, runId: clash.id, metadata: {}, createdAt: clash.createdAt },
+          steps: [{ stepNumber: 3, name: 'extra' }],
+        }),
+      );
+      assert.equal(await h.store.conversations.get(clash.conversationId), null, 'no conversation left behind');
+      assert.deepEqual(
+        (await h.store.steps.list(run.id)).map((s) => s.stepNumber),
+        [1, 2],
+        'no step row left behind',
+      );
+    });
+
+    it('a takeover fences the old holder: its run, item and step writes are refused, the new holder writes', async () => {
+      const run = await createWithParts();
+      const first = await h.store.runs.acquireLease(run.id, 'stalled', at(T0 + 2000), at(T0));
+      assert.ok(first);
+      const old = { runId: run.id, generation: first.leaseGeneration };
+      // The old holder writes while it holds the lease.
+      assert.ok(await h.store.runs.update(run.id, { stepsCompleted: 0 }, { whenGeneration: old.generation }));
+      await h.store.conversations.append(run.conversationId, [item('before')], old);
+      await h.store.steps.update(run.id, 1, { completed: true }, old);
+
+      // Its lease expires (it stalled) and another process takes the run over.
+      const taken = await h.store.runs.acquireLease(run.id, 'rescuer', at(T0 + 60_000), at(T0 + 5000));
+      assert.equal(taken?.leaseOwner, 'rescuer');
+      assert.ok(taken.leaseGeneration > old.generation, 'the generation moved on');
+      const current = { runId: run.id, generation: taken.leaseGeneration };
+
+      // The old holder wakes up: every write it attempts is refused, nothing of it lands.
+      assert.equal(await h.store.runs.update(run.id, { stepsCompleted: 1, leaseExpiresAt: at(T0 + 99_000) }, { whenGeneration: old.generation }), null);
+      await assert.rejects(h.store.conversations.append(run.conversationId, [item('after')], old), LeaseLostError);
+      await assert.rejects(h.store.steps.update(run.id, 2, { completed: true, result: 'pass' }, old), LeaseLostError);
+      const stored = await h.store.runs.get(run.id);
+      assert.equal(stored?.stepsCompleted, 0);
+      assert.equal(stored?.leaseOwner, 'rescuer');
+      const items = await h.store.conversations.listItems(run.conversationId, { order: 'asc', limit: 10 });
+      assert.deepEqual(
+        items.map((i) => i.idempotencyKey),
+        ['before'],
+      );
+      assert.deepEqual(
+        (await h.store.steps.list(run.id)).map((s) => [s.completed, s.result]),
+        [
+          [true, null],
+          [false, null],
+        ],
+      );
+
+      // The new holder's writes go through.
+      assert.equal((await h.store.runs.update(run.id, { stepsCompleted: 1 }, { whenGeneration: current.generation }))?.stepsCompleted, 1);
+      await h.store.conversations.append(run.conversationId, [item('rescued')], current);
+      await h.store.steps.update(run.id, 2, { completed: true, result: 'pass' }, current);
+      assert.equal((await h.store.steps.list(run.id))[1]?.result, 'pass');
+
+      // A run that ended refuses its execution's guarded writes.
+      await h.store.runs.update(run.id, { status: 'cancelled' });
+      assert.equal(await h.store.runs.update(run.id, { stepsCompleted: 2 }, { whenStatus: ['in_progress'], whenGeneration: current.generation }), null);
     });
   });
 
