@@ -191,7 +191,16 @@ export function createDispatcher(
         ctx.error = err;
         if (err.status >= 500) logger.error('request failed', { requestId, operationId: route.operationId, code: err.code, ...errorFields(err.cause ?? err) });
         else logger.debug('request rejected', { requestId, operationId: route.operationId, code: err.code, status: err.status });
-        if (!abort.aborted) sendError(res, err, route.family);
+        if (!abort.aborted) {
+          try {
+            sendError(res, err, route.family);
+          } catch (writeFailure) {
+            // The error response itself could not be written (a header value Node refuses): only this
+            // connection is lost, never the process (an unhandled rejection here used to exit it).
+            logger.error('error response could not be written; connection closed', { requestId, operationId: route.operationId, ...errorFields(writeFailure) });
+            res.destroy();
+          }
+        }
       }
     })();
   };

@@ -7,7 +7,7 @@ import type { RequestContext } from '../../pipeline/context';
 import type { ChatCompletionRequest } from '../../providers/types';
 import type { Handler } from '../types';
 import { orgOf } from './principal';
-import { chatStreamError, relayJson, relaySse } from './relay';
+import { CHAT_STREAM_END, chatStreamError, relayJson, relaySse } from './relay';
 import { streamChatChunks } from './stream-chunks';
 import { passThroughBody, transformedCopy, type BodyEdit } from './upstream-body';
 import { UpstreamCall } from './upstream-call';
@@ -43,7 +43,7 @@ export const createChatCompletion: Handler = async (ctx, services) => {
       call.fail(err);
       throw err;
     }
-    return stream ? relaySse(ctx, response, call, chatStreamError) : relayJson(response, call);
+    return stream ? relaySse(ctx, response, call, chatStreamError, CHAT_STREAM_END) : relayJson(response, call);
   }
 
   const options = { signal: ctx.abort.signal, requestId: ctx.requestId };

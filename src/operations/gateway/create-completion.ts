@@ -5,7 +5,7 @@ import type { CompletionRequest } from '../../formats/completions/completion-req
 import { GatewayError } from '../../http/errors';
 import type { Handler } from '../types';
 import { orgOf } from './principal';
-import { chatStreamError, relayJson, relaySse } from './relay';
+import { CHAT_STREAM_END, chatStreamError, relayJson, relaySse } from './relay';
 import { passThroughBody, type BodyEdit } from './upstream-body';
 import { UpstreamCall } from './upstream-call';
 
@@ -33,5 +33,5 @@ export const createCompletion: Handler = async (ctx, services) => {
     call.fail(err);
     throw err;
   }
-  return stream ? relaySse(ctx, response, call, chatStreamError) : relayJson(response, call);
+  return stream ? relaySse(ctx, response, call, chatStreamError, CHAT_STREAM_END) : relayJson(response, call);
 };

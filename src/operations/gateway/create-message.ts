@@ -13,6 +13,9 @@ import { meterChunks, streamSse, type StreamFormat } from './stream-chunks';
 import { passThroughBody, transformedCopy, type BodyEdit } from './upstream-body';
 import { UpstreamCall } from './upstream-call';
 
+/** The event that ends a messages stream (https://docs.anthropic.com/en/docs/build-with-claude/streaming). */
+const MESSAGES_STREAM_END = Buffer.from('message_stop');
+
 /** Anthropic's mid-stream error event (their streaming docs: `event: error`). */
 export const anthropicStreamError: StreamErrorWriter = (sse, err) => {
   const type = err.status === 429 ? 'rate_limit_error' : err.status === 529 || err.status === 503 ? 'overloaded_error' : 'api_error';
@@ -49,7 +52,7 @@ export const createMessage: Handler = async (ctx, services) => {
       call.fail(err);
       throw err;
     }
-    return stream ? relaySse(ctx, response, call, anthropicStreamError) : relayJson(response, call);
+    return stream ? relaySse(ctx, response, call, anthropicStreamError, MESSAGES_STREAM_END) : relayJson(response, call);
   }
 
   const options = { signal: ctx.abort.signal, requestId: ctx.requestId };

@@ -6,7 +6,8 @@ import type { RequestContext } from '../../pipeline/context';
 import { STOP_READING, type ChunkVerdict } from '../../providers/http/reply-body';
 import type { UpstreamResponse } from '../../providers/http/transport';
 import { peekUsage, UsageTail } from '../../formats/chat/peek-usage';
-import { toGatewayError, type GatewayError } from '../../http/errors';
+import { GatewayError, toGatewayError } from '../../http/errors';
+import { UpstreamFault } from '../../providers/http/upstream-errors';
 import { SseWriter } from '../../http/sse';
 import type { Reply } from '../types';
 import { EventAligner } from './event-aligner';
@@ -29,11 +30,31 @@ export async function relayJson(response: UpstreamResponse, call: UpstreamCall):
     throw err;
   }
   const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
+  if (!parsesAsJson(bytes)) {
+    const err = new GatewayError('upstream_error', 'The upstream provider sent a reply that is not JSON.', {
+      cause: new UpstreamFault(`The upstream sent ${bytes.length} bytes that do not parse as JSON.`),
+    });
+    call.fail(err);
+    throw err;
+  }
   const usage = peekUsage(bytes);
   call.usage(usage?.promptTokens ?? 0, usage?.completionTokens ?? 0);
   call.finish('ok');
   // An explicit length spares chunked framing on the client side of the hop.
   return { status: 200, headers: { 'content-length': String(bytes.length) }, raw: { contentType: 'application/json', data: bytes } };
+}
+
+/**
+ * The caller is promised JSON: a reply that is not (an upstream's error page sent with a 200, a body
+ * cut short) becomes a 502 in the caller's envelope. Parsed only to check: the bytes go on as they came.
+ */
+function parsesAsJson(bytes: Buffer): boolean {
+  try {
+    JSON.parse(bytes.toString('utf8'));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** How a stream failure is written in the client's format (chat: `data: {"error":...}`). */
@@ -43,8 +64,23 @@ export const chatStreamError: StreamErrorWriter = (sse, err) => {
   sse.fail(JSON.stringify({ error: { message: err.message, type: err.type, code: err.wireCode ?? 'stream_error', param: null } }));
 };
 
-/** An SSE reply relayed event by event as the upstream's bytes. */
-export async function relaySse(ctx: RequestContext, response: UpstreamResponse, call: UpstreamCall, writeError: StreamErrorWriter): Promise<undefined> {
+/** The event that ends a chat or legacy completions stream. */
+export const CHAT_STREAM_END = Buffer.from('data: [DONE]');
+/** How far back from the end of a write its end marker is looked for (the end event is short). */
+const END_WINDOW = 160;
+
+/**
+ * An SSE reply relayed event by event as the upstream's bytes. A stream the upstream ended without its
+ * format's end event (`endMarker`: chat's `data: [DONE]`, messages' `message_stop`) was cut short or
+ * is not the format at all: it ends with an error event, not as if it had completed.
+ */
+export async function relaySse(
+  ctx: RequestContext,
+  response: UpstreamResponse,
+  call: UpstreamCall,
+  writeError: StreamErrorWriter,
+  endMarker: Buffer,
+): Promise<undefined> {
   const sse = new SseWriter(ctx.res);
   const aligner = new EventAligner();
   const tail = new UsageTail();
@@ -53,15 +89,26 @@ export async function relaySse(ctx: RequestContext, response: UpstreamResponse, 
   try {
     // Each chunk is written inside the upstream's 'data' event (no promise or iterator step per chunk):
     // relaying thousands of chunks a second, that step was most of the relay's own cost.
+    let ended = false;
     await response.body.forEach((chunk): ChunkVerdict => {
       tail.push(chunk);
       const ready = aligner.push(chunk);
-      const pending = ready.length > 0 ? sse.write(ready) : undefined;
+      if (ready.length === 0) return sse.open ? undefined : STOP_READING;
+      ended = ready.includes(endMarker, Math.max(0, ready.length - END_WINDOW));
+      const pending = sse.write(ready);
       // Client gone: stopping releases the upstream connection.
       return sse.open ? pending : STOP_READING;
     });
     const rest = aligner.rest();
-    if (rest && sse.open) await sse.write(rest);
+    if (rest && rest.includes(endMarker)) {
+      ended = true;
+      if (sse.open) await sse.write(rest);
+    }
+    if (!ended && sse.open) {
+      throw new GatewayError('upstream_error', 'The upstream stream ended before its final event.', {
+        cause: new UpstreamFault('The upstream stream ended without its end event.'),
+      });
+    }
   } catch (err) {
     failed = true;
     failure = err;

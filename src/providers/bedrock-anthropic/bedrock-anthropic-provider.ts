@@ -10,6 +10,7 @@ import { AnthropicFamilyProvider } from '../anthropic/anthropic-family-provider'
 import type { AnthropicHosting } from '../anthropic/anthropic-hosting';
 import type { AnthropicMessagesBody, AnthropicStreamEvent } from '../anthropic/anthropic-wire-types';
 import type { UpstreamRequest } from '../http/transport';
+import { withheld } from '../http/upstream-errors';
 import { decodeAwsEventStream } from './decode-aws-event-stream';
 import { encodeRfc3986, signAwsRequest, type AwsCredentials } from './sign-aws-sigv4';
 
@@ -85,7 +86,9 @@ export class BedrockAnthropicHosting implements AnthropicHosting {
         if (typeof wrapper.bytes !== 'string') continue;
         event = JSON.parse(Buffer.from(wrapper.bytes, 'base64').toString('utf8'));
       } catch (err) {
-        throw new GatewayError('upstream_error', 'The upstream stream sent a chunk that is not base64 JSON.', { cause: err });
+        throw new GatewayError('upstream_error', 'The upstream stream sent a chunk that is not base64 JSON.', {
+          cause: withheld(err, 'a stream chunk did not parse as base64 JSON'),
+        });
       }
       if (typeof event === 'object' && event !== null && typeof (event as { type?: unknown }).type === 'string') yield event as AnthropicStreamEvent;
     }

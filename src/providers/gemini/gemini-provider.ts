@@ -6,6 +6,7 @@ import type { ProviderConfig } from '../../config/types';
 import { GatewayError } from '../../http/errors';
 import { parseSse } from '../http/sse-parser';
 import { UpstreamTransport, type UpstreamResponse } from '../http/transport';
+import { withheld } from '../http/upstream-errors';
 import type { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Provider } from '../types';
 import { convertGeminiResponse } from './convert-gemini-response';
 import { convertToGeminiRequest } from './convert-to-gemini-request';
@@ -69,7 +70,7 @@ export class GeminiProvider implements Provider {
         parsed = JSON.parse(event.data);
       } catch (err) {
         throw new GatewayError('upstream_error', `Upstream provider ${this.name} sent a stream event that is not JSON.`, {
-          cause: err,
+          cause: withheld(err, 'a stream event did not parse as JSON'),
           wireCode: 'stream_error',
         });
       }

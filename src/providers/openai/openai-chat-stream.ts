@@ -3,6 +3,7 @@
 // GatewayError instead of a silently truncated answer.
 import { GatewayError } from '../../http/errors';
 import { parseSse } from '../http/sse-parser';
+import { withheld } from '../http/upstream-errors';
 import type { ChatCompletionChunk } from '../types';
 
 interface StreamErrorPayload {
@@ -21,7 +22,9 @@ export async function* readChatChunks(body: AsyncIterable<Buffer>, providerName:
     try {
       parsed = JSON.parse(event.data);
     } catch (err) {
-      throw new GatewayError('upstream_error', `Upstream provider ${providerName} sent a stream event that is not JSON.`, { cause: err });
+      throw new GatewayError('upstream_error', `Upstream provider ${providerName} sent a stream event that is not JSON.`, {
+        cause: withheld(err, 'a stream event did not parse as JSON'),
+      });
     }
     const error = (parsed as StreamErrorPayload).error;
     if (error !== undefined && error !== null) {
