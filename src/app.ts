@@ -7,6 +7,8 @@ import { routes } from './generated/routes';
 import type { GatewayConfig } from './config/types';
 import { createDispatcher, type RouteValidators } from './http/dispatch';
 import { GatewayError } from './http/errors';
+import { expressError } from './http/express-error';
+import { familyOfPath } from './http/path-family';
 import { sendError } from './http/respond';
 import type { GeneratedValidator } from './http/validation';
 import { errorFields } from './log/logger';
@@ -139,8 +141,15 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     else routed(req, res, next);
   };
   app.use((req, res) => {
-    const family = req.path.startsWith('/v1/agents') || req.path.startsWith('/v1/runs') ? 'flat' : req.path.startsWith('/v1/messages') ? 'anthropic' : 'openai';
-    sendError(res, new GatewayError('not_found', `No route for ${req.method} ${req.path}.`), family);
+    sendError(res, new GatewayError('not_found', `No route for ${req.method} ${req.path}.`), familyOfPath(req.path));
+  });
+  // Errors Express raises itself, before any operation runs (a path segment it cannot percent-decode,
+  // overlong UTF-8 among them): JSON in the path's envelope instead of its HTML error page.
+  app.use((err: unknown, req: express.Request, res: express.Response, next: express.NextFunction) => {
+    void next;
+    const error = expressError(err);
+    if (error.status >= 500) deps.logger.error('request failed', { path: req.path, code: error.code, ...errorFields(err) });
+    sendError(res, error, familyOfPath(req.path));
   });
 
   return {

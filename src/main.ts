@@ -1,5 +1,5 @@
 // Process entry for `npm start`, `npm run worker` and `npx agent-gateway <command>`.
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { buildApp, type GatewayApp } from './app';
 import { redactUrl } from './store/index';
 import { ConfigError, loadConfig, resolveConfigPath } from './config/load';
@@ -8,6 +8,7 @@ import { runAdminOp, type AdminOp } from './cli/admin-ops';
 import { EmbeddedStoreBusy, loadCliConfig, openContext } from './cli/context';
 import { callControlServer, startControlServer, type ControlServer } from './cli/control-socket';
 import { controlSocketOf } from './cli/embedded-lock';
+import { answerClientErrors } from './http/client-error';
 import { errorFields } from './log/logger';
 import { startServeRuntime, startWorkerRuntime, type Runtime } from './runtime';
 import { limitHeapGrowth } from './heap-growth';
@@ -82,7 +83,9 @@ async function serve(argv: string[], worker: boolean): Promise<void> {
     logger.info('worker started', { pid: process.pid, driver: config.queue.driver });
   } else {
     server = await new Promise<Server>((resolve, reject) => {
-      const s = gateway.app.listen(config.server.port, config.server.host);
+      const s = createServer(gateway.app);
+      answerClientErrors(s, logger);
+      s.listen(config.server.port, config.server.host);
       s.once('listening', () => resolve(s));
       s.once('error', reject);
     }).catch((err: NodeJS.ErrnoException) => {

@@ -39,6 +39,22 @@ function parseQuery(url: string | undefined): Record<string, unknown> {
   return out;
 }
 
+/**
+ * A NUL character (`%00`) in a path or query parameter is refused here: no identifier or filter of
+ * ours contains one, and the SQL stores cannot even compare text holding one (the query fails).
+ */
+function refuseNul(values: Readonly<Record<string, unknown>>, where: 'path' | 'query'): void {
+  // for-in: most calls have no parameter at all, and this runs on every request.
+  for (const name in values) {
+    const value = values[name];
+    const texts = Array.isArray(value) ? (value as unknown[]) : [value];
+    if (name.includes('\0') || texts.some((text) => typeof text === 'string' && text.includes('\0'))) {
+      const shown = name.replaceAll('\0', '\\0');
+      throw new GatewayError('validation_failed', `Invalid request: '${shown}' must not contain a NUL character (${where} parameter).`, { param: shown });
+    }
+  }
+}
+
 function failedOpen(err: unknown, plugin: AssembledPlugin, ctx: RequestContext, services: AppServices): void {
   if (err instanceof GatewayError || plugin.definition.failMode === 'closed') throw err;
   // Fail-open plugins (declared in their definition) must not take the API down with them.
@@ -156,8 +172,10 @@ export function createDispatcher(
           if (anonymous === null) throw new GatewayError('unauthorized', 'Missing API key.');
           ctx.principal = anonymous;
         }
+        refuseNul(ctx.params, 'path');
         if (validators.params && !validators.params(ctx.params)) throw validationError('path', validators.params.errors);
         ctx.query = parseQuery(req.url);
+        refuseNul(ctx.query, 'query');
         if (validators.query && !validators.query(ctx.query)) throw validationError('query', validators.query.errors);
         if (validators.body) {
           const body = await readJsonBody(req, bodyLimit);

@@ -4,6 +4,7 @@
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import { buildApp, type GatewayApp } from '../../src/app';
+import { answerClientErrors } from '../../src/http/client-error';
 import type { GatewayConfig } from '../../src/config/types';
 import { createLogger } from '../../src/log/logger';
 import { startServeRuntime, type Runtime } from '../../src/runtime';
@@ -43,6 +44,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const gateway = await buildApp(config, { store, logger });
   const runtime = await startServeRuntime(gateway.services);
   const server: Server = createServer(gateway.app);
+  answerClientErrors(server, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   let closed = false;

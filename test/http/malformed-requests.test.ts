@@ -1,0 +1,172 @@
+// Malformed requests get JSON in their path family's envelope, never a 500 or an HTML page: a NUL in
+// a path or query parameter, a path Express cannot percent-decode, and what Node's HTTP parser itself
+// refuses (answered by the server's clientError handler). Sent over raw sockets to a listening server,
+// since an HTTP client would refuse to send most of them.
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { rmSync } from 'node:fs';
+import { familyOfPath } from '../../src/http/path-family';
+import { routes } from '../../src/generated/routes';
+import { startTestGateway, type TestGateway } from '../helpers/gateway';
+import { createTestSchema } from '../helpers/store';
+import { startServer, tempDir, writeConfig, type ServerProcess } from '../helpers/process';
+
+interface RawReply {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Writes `bytes` on a fresh connection and reads the reply until the server closes or ends it. */
+function rawRequest(url: string, bytes: Buffer | string): Promise<RawReply> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no complete reply; got: ${Buffer.concat(chunks).toString('latin1').slice(0, 300)}`));
+    }, 20_000);
+    const done = (): void => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const split = text.indexOf('\r\n\r\n');
+      if (split < 0) return;
+      const [statusLine = '', ...lines] = text.slice(0, split).split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const line of lines) {
+        const at = line.indexOf(':');
+        headers[line.slice(0, at).trim().toLowerCase()] = line.slice(at + 1).trim();
+      }
+      const body = text.slice(split + 4);
+      const length = Number(headers['content-length'] ?? NaN);
+      if (Number.isFinite(length) && Buffer.byteLength(body) < length) return;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body });
+    };
+    socket.on('data', (d: Buffer) => {
+      chunks.push(d);
+      done();
+    });
+    socket.on('end', done);
+    socket.on('close', done);
+    socket.on('error', reject);
+    socket.write(bytes);
+  });
+}
+
+const get = (target: string): string => `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`;
+
+function json(reply: RawReply): unknown {
+  assert.match(reply.headers['content-type'] ?? '', /^application\/json/, `a JSON reply, got ${reply.status} ${reply.body.slice(0, 200)}`);
+  return JSON.parse(reply.body) as unknown;
+}
+
+describe('malformed requests: JSON in the path family envelope', function () {
+  this.timeout(120_000);
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway({ driver: 'postgres' });
+  });
+  after(() => gw?.close());
+
+  it('names the same family as the operations for every route template', () => {
+    for (const route of routes) assert.equal(familyOfPath(route.template.replace(/\{[^}]+\}/g, 'x')), route.family, route.template);
+  });
+
+  it('a NUL in a path parameter is a 400 naming the parameter, not a 500 from the store', async () => {
+    const nested = await rawRequest(gw.url, get('/v1/conversations/%00/items'));
+    assert.equal(nested.status, 400, nested.body);
+    assert.deepEqual(json(nested), {
+      error: {
+        message: "Invalid request: 'conversation_id' must not contain a NUL character (path parameter).",
+        type: 'invalid_request_error',
+        code: 'invalid_request',
+        param: 'conversation_id',
+      },
+    });
+    const flat = await rawRequest(gw.url, get('/v1/agents/ab%00cd'));
+    assert.equal(flat.status, 400, flat.body);
+    assert.deepEqual(json(flat), { error: 'Bad Request', message: "Invalid request: 'agentId' must not contain a NUL character (path parameter)." });
+  });
+
+  it('a NUL in a query parameter is a 400 naming the parameter', async () => {
+    const reply = await rawRequest(gw.url, get('/v1/responses/resp_1?starting_after=%00'));
+    assert.equal(reply.status, 400, reply.body);
+    assert.deepEqual(json(reply), {
+      error: {
+        message: "Invalid request: 'starting_after' must not contain a NUL character (query parameter).",
+        type: 'invalid_request_error',
+        code: 'invalid_request',
+        param: 'starting_after',
+      },
+    });
+  });
+
+  it('an invalid percent-escape or overlong UTF-8 in a path parameter is a 400 in JSON, not an HTML page', async () => {
+    const cases: [string, 'flat' | 'openai'][] = [
+      ['/v1/runs/%E0%A4%A', 'flat'],
+      ['/v1/runs/%zz', 'flat'],
+      ['/v1/conversations/%C0%AF/items', 'openai'],
+      ['/v1/responses/%ED%A0%80', 'openai'],
+    ];
+    const message = 'Invalid request: the path is not valid percent-encoded UTF-8 (RFC 3986).';
+    for (const [target, family] of cases) {
+      const reply = await rawRequest(gw.url, get(target));
+      assert.equal(reply.status, 400, `${target}: ${reply.body}`);
+      const expected =
+        family === 'flat' ? { error: 'Bad Request', message } : { error: { message, type: 'invalid_request_error', code: 'invalid_request', param: null } };
+      assert.deepEqual(json(reply), expected, target);
+    }
+  });
+
+  it("a request Node's parser refuses (a 64 kB URL, a raw NUL) is answered in JSON, then the connection closes", async () => {
+    const long = await rawRequest(gw.url, get(`/v1/messages?q=${'a'.repeat(64 * 1024)}`));
+    assert.equal(long.status, 431);
+    assert.equal(long.headers['connection'], 'close');
+    assert.deepEqual(json(long), {
+      type: 'error',
+      error: { type: 'api_error', message: 'Request line and headers are larger than the server accepts; send a shorter URL or fewer headers.' },
+    });
+    const nul = await rawRequest(gw.url, `GET /v1/agents/li\0st HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    assert.equal(nul.status, 400);
+    assert.deepEqual(json(nul), { error: 'Bad Request', message: 'Malformed HTTP request: it does not follow the HTTP/1.1 message syntax (RFC 9112).' });
+    const header = await rawRequest(gw.url, `GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Bad: a\0b\r\n\r\n`);
+    assert.equal(header.status, 400);
+    assert.equal((json(header) as { error: { code: string } }).error.code, 'invalid_request');
+    // The server is still up and answering.
+    const ok = await rawRequest(gw.url, get('/health/live'));
+    assert.equal(ok.status, 200);
+  });
+});
+
+describe('malformed requests: the gateway process answers parser errors in JSON', function () {
+  this.timeout(180_000);
+  let root: string;
+  let schema: Awaited<ReturnType<typeof createTestSchema>> | undefined;
+  let server: ServerProcess | undefined;
+  before(async () => {
+    root = tempDir('agw-malformed-');
+    schema = await createTestSchema('malformed');
+    const config = writeConfig(root, {
+      server: { host: '127.0.0.1', port: 0 },
+      store: { driver: 'postgres', url: schema.url },
+      providers: { demo: { type: 'demo' } },
+      models: [{ id: 'demo', provider: 'demo' }],
+      organizations: [{ id: 'default', name: 'Default', models: ['*'] }],
+      agents: [],
+    });
+    server = await startServer(['serve', '--config', config], { env: { GATEWAY_ADMIN_KEY: 'agw_malformed_admin_key_0123456789abcdef' }, timeoutMs: 120_000 });
+  });
+  after(async () => {
+    await server?.stop('SIGKILL');
+    await schema?.drop();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('a 64 kB URL gets a 431 with the nested envelope from `serve`', async () => {
+    const reply = await rawRequest(server!.url, get(`/v1/models?q=${'a'.repeat(64 * 1024)}`));
+    assert.equal(reply.status, 431);
+    assert.equal((json(reply) as { error: { code: string } }).error.code, 'headers_too_large');
+  });
+});
