@@ -25,8 +25,10 @@ export interface RouteSpec {
   bodyRequired: boolean;
   paramsValidator: string | null;
   queryValidator: string | null;
-  /** Names of path parameters (audit resource ids). */
+  /** Names of path parameters. */
   pathParams: string[];
+  /** Path parameters recorded in audit records once validated: all but those marked `x-secret`. */
+  auditedParams: string[];
   /** The operation may answer text/event-stream. */
   streams: boolean;
   tags: string[];
@@ -164,6 +166,7 @@ export async function buildArtifacts(root: string): Promise<Record<string, strin
         paramsValidator: null,
         queryValidator: null,
         pathParams: parameters.filter((p) => p.in === 'path').map((p) => p.name),
+        auditedParams: parameters.filter((p) => p.in === 'path' && (p as unknown as Record<string, unknown>)['x-secret'] !== true).map((p) => p.name),
         streams: Object.values(op.responses ?? {}).some((r) => {
           const response = resolve(doc, r as OpenAPIV3_1.ResponseObject);
           return Boolean(response.content?.['text/event-stream']);

@@ -1,6 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { FinishInfo } from '../../src/pipeline/plugin';
 import type { RequestContext, UsageReport } from '../../src/pipeline/context';
+import { boundedRecord } from './bounded-record';
 
 // A call's records are written as JSON text the moment it ends (json-batches.ts says why): the text of
 // an AuditRecord and of UsageRecords (src/store/types.ts), built field by field. JSON.stringify of a
@@ -65,10 +66,23 @@ function redactionsJson(ctx: RequestContext): string {
 /** The JSON text of an empty resource-id map, the common case (routes without path ids). */
 const NO_IDS = '{}';
 
+/** The model call's part of an audit record: model, provider, token counts (own usage only), error code. */
+function modelCallJson(ctx: RequestContext, usage: UsageReport | null): string {
+  const call = ctx.modelCall;
+  const model = call?.model ?? usage?.model;
+  let json = model === undefined ? '' : `,"model":${jsonText(model)}`;
+  if (call) json += `,"provider":${jsonText(call.provider)}`;
+  if (usage) json += `,"promptTokens":${String(usage.promptTokens)},"completionTokens":${String(usage.completionTokens)}`;
+  const errorCode = ctx.error?.code ?? call?.errorCode ?? null;
+  if (errorCode !== null) json += `,"errorCode":${jsonText(errorCode)}`;
+  return json;
+}
+
 /**
  * The audit record of a finished call, as the JSON text of an AuditRecord: who, what (route template,
- * never the raw URL), outcome, timing. Never the key. `usage`: the call's one upstream call's token
- * usage, carried in the record (an AuditRecordWithUsage) instead of a usage record of its own.
+ * never the raw URL), outcome, timing, and for a model call what it called and how it ended. Never the
+ * key. `usage`: the call's one upstream call's token usage, carried in the record instead of a usage
+ * record of its own. At most AUDIT_RECORD_MAX_BYTES (bounded-record.ts).
  */
 export function auditJsonOf(ctx: RequestContext, info: FinishInfo, at: string, usage: UsageReport | null = null): string {
   const principal = ctx.principal;
@@ -79,16 +93,14 @@ export function auditJsonOf(ctx: RequestContext, info: FinishInfo, at: string, u
     resourceIds = JSON.stringify(ctx.resourceIds);
     break;
   }
-  return (
+  return boundedRecord(
     `{"id":"${timeOrderedId()}","at":"${at}",` +
-    `"orgId":${principal ? jsonText(principal.orgId) : 'null'},"userId":${principal ? jsonText(principal.userId) : 'null'},` +
-    `"keyId":${principal ? jsonTextOrNull(principal.keyId) : 'null'},"method":${jsonText(route.method.toUpperCase())},` +
-    `"route":${jsonText(route.template)},"operationId":${jsonText(route.operationId)},"resourceIds":${resourceIds},` +
-    `"status":${String(info.status)},"latencyMs":${String(latencyMs)},"requestId":${jsonText(ctx.requestId)}` +
-    redactionsJson(ctx) +
-    (usage === null
-      ? '}'
-      : `,"model":${jsonText(usage.model)},"promptTokens":${String(usage.promptTokens)},"completionTokens":${String(usage.completionTokens)}}`)
+      `"orgId":${principal ? jsonText(principal.orgId) : 'null'},"userId":${principal ? jsonText(principal.userId) : 'null'},` +
+      `"keyId":${principal ? jsonTextOrNull(principal.keyId) : 'null'},"method":${jsonText(route.method.toUpperCase())},` +
+      `"route":${jsonText(route.template)},"operationId":${jsonText(route.operationId)},"resourceIds":${resourceIds},` +
+      `"status":${String(info.status)},"latencyMs":${String(latencyMs)},"requestId":${jsonText(ctx.requestId)}` +
+      redactionsJson(ctx) +
+      (usage === null && ctx.modelCall === null && ctx.error === null ? '}' : `${modelCallJson(ctx, usage)}}`),
   );
 }
 

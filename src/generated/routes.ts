@@ -16,6 +16,9 @@ export const routes: readonly RouteSpec[] = [
     "pathParams": [
       "runId"
     ],
+    "auditedParams": [
+      "runId"
+    ],
     "streams": false,
     "tags": [
       "runs",
@@ -34,6 +37,7 @@ export const routes: readonly RouteSpec[] = [
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
+    "auditedParams": [],
     "streams": true,
     "tags": [
       "gateway"
@@ -51,6 +55,7 @@ export const routes: readonly RouteSpec[] = [
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
+    "auditedParams": [],
     "streams": true,
     "tags": [
       "gateway"
@@ -68,6 +73,7 @@ export const routes: readonly RouteSpec[] = [
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
+    "auditedParams": [],
     "streams": true,
     "tags": [
       "gateway"
@@ -85,6 +91,7 @@ export const routes: readonly RouteSpec[] = [
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
+    "auditedParams": [],
     "streams": true,
     "tags": [
       "responses"
@@ -102,6 +109,7 @@ export const routes: readonly RouteSpec[] = [
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
+    "auditedParams": [],
     "streams": false,
     "tags": [
       "runs"
@@ -119,6 +127,9 @@ export const routes: readonly RouteSpec[] = [
     "paramsValidator": "getAgent_params",
     "queryValidator": "getAgent_query",
     "pathParams": [
+      "agentId"
+    ],
+    "auditedParams": [
       "agentId"
     ],
     "streams": false,
@@ -140,6 +151,9 @@ export const routes: readonly RouteSpec[] = [
     "pathParams": [
       "agentId"
     ],
+    "auditedParams": [
+      "agentId"
+    ],
     "streams": false,
     "tags": [
       "agents",
@@ -158,6 +172,7 @@ export const routes: readonly RouteSpec[] = [
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
+    "auditedParams": [],
     "streams": false,
     "tags": [
       "meta"
@@ -177,6 +192,9 @@ export const routes: readonly RouteSpec[] = [
     "pathParams": [
       "asset"
     ],
+    "auditedParams": [
+      "asset"
+    ],
     "streams": false,
     "tags": [
       "meta"
@@ -194,6 +212,7 @@ export const routes: readonly RouteSpec[] = [
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
+    "auditedParams": [],
     "streams": false,
     "tags": [
       "meta"
@@ -211,6 +230,7 @@ export const routes: readonly RouteSpec[] = [
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
+    "auditedParams": [],
     "streams": false,
     "tags": [
       "meta"
@@ -228,6 +248,7 @@ export const routes: readonly RouteSpec[] = [
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
+    "auditedParams": [],
     "streams": false,
     "tags": [
       "meta"
@@ -245,6 +266,7 @@ export const routes: readonly RouteSpec[] = [
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
+    "auditedParams": [],
     "streams": false,
     "tags": [
       "meta"
@@ -262,6 +284,9 @@ export const routes: readonly RouteSpec[] = [
     "paramsValidator": "getResponse_params",
     "queryValidator": "getResponse_query",
     "pathParams": [
+      "response_id"
+    ],
+    "auditedParams": [
       "response_id"
     ],
     "streams": true,
@@ -283,6 +308,9 @@ export const routes: readonly RouteSpec[] = [
     "pathParams": [
       "runId"
     ],
+    "auditedParams": [
+      "runId"
+    ],
     "streams": false,
     "tags": [
       "runs"
@@ -302,6 +330,9 @@ export const routes: readonly RouteSpec[] = [
     "pathParams": [
       "runId"
     ],
+    "auditedParams": [
+      "runId"
+    ],
     "streams": false,
     "tags": [
       "runs"
@@ -319,6 +350,7 @@ export const routes: readonly RouteSpec[] = [
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
+    "auditedParams": [],
     "streams": false,
     "tags": [
       "agents"
@@ -336,6 +368,7 @@ export const routes: readonly RouteSpec[] = [
     "paramsValidator": null,
     "queryValidator": "listAuditRecords_query",
     "pathParams": [],
+    "auditedParams": [],
     "streams": false,
     "tags": [
       "admin",
@@ -356,6 +389,9 @@ export const routes: readonly RouteSpec[] = [
     "pathParams": [
       "conversation_id"
     ],
+    "auditedParams": [
+      "conversation_id"
+    ],
     "streams": false,
     "tags": [
       "conversations"
@@ -373,6 +409,7 @@ export const routes: readonly RouteSpec[] = [
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
+    "auditedParams": [],
     "streams": false,
     "tags": [
       "models"
@@ -390,6 +427,9 @@ export const routes: readonly RouteSpec[] = [
     "paramsValidator": "listResponseInputItems_params",
     "queryValidator": null,
     "pathParams": [
+      "response_id"
+    ],
+    "auditedParams": [
       "response_id"
     ],
     "streams": false,
@@ -411,6 +451,9 @@ export const routes: readonly RouteSpec[] = [
     "pathParams": [
       "runId"
     ],
+    "auditedParams": [
+      "runId"
+    ],
     "streams": false,
     "tags": [
       "runs"
@@ -428,6 +471,9 @@ export const routes: readonly RouteSpec[] = [
     "paramsValidator": "retryRun_params",
     "queryValidator": null,
     "pathParams": [
+      "runId"
+    ],
+    "auditedParams": [
       "runId"
     ],
     "streams": false,
@@ -450,6 +496,7 @@ export const routes: readonly RouteSpec[] = [
     "pathParams": [
       "token"
     ],
+    "auditedParams": [],
     "streams": false,
     "tags": [
       "runs",

@@ -127,13 +127,10 @@ export function createDispatcher(
       redactions: null,
       upstreamTransforms: [],
       usage: [],
+      modelCall: null,
       abort,
       error: null,
     };
-    for (const name of route.pathParams) {
-      const value = ctx.params[name];
-      if (value !== undefined) ctx.resourceIds[name] = value;
-    }
 
     res.once('close', () => {
       const aborted = !res.writableFinished;
@@ -174,6 +171,11 @@ export function createDispatcher(
         }
         refuseNul(ctx.params, 'path');
         if (validators.params && !validators.params(ctx.params)) throw validationError('path', validators.params.errors);
+        // Recorded only once valid, and only those the operation declares (a secret token never is).
+        for (const name of route.auditedParams) {
+          const value = ctx.params[name];
+          if (value !== undefined) ctx.resourceIds[name] = value;
+        }
         ctx.query = parseQuery(req.url);
         refuseNul(ctx.query, 'query');
         if (validators.query && !validators.query(ctx.query)) throw validationError('query', validators.query.errors);

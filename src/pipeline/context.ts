@@ -32,6 +32,16 @@ export interface UsageReport {
   completionTokens: number;
 }
 
+/** The model call a request made: what it called, and how it ended when it failed. */
+export interface ModelCallRecord {
+  /** The configured model id. */
+  model: string;
+  /** The configured provider's name. */
+  provider: string;
+  /** The stable error code (ERROR_REGISTRY) when the call failed, also after a stream started. */
+  errorCode: string | null;
+}
+
 /** The typed per-request context every plugin and handler receives. */
 export interface RequestContext {
   readonly requestId: string;
@@ -61,6 +71,8 @@ export interface RequestContext {
   upstreamTransforms: UpstreamBodyTransform[];
   /** Token usage reported by upstream calls during this request. */
   usage: UsageReport[];
+  /** The model call of a gateway request, set when its model resolved (for the audit record). */
+  modelCall: ModelCallRecord | null;
   /**
    * Aborted when the client disconnects before the response finished. Cheap (no EventTarget); its
    * `.signal` is a real AbortSignal made on first use, for library calls that need one.

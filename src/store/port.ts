@@ -170,7 +170,7 @@ export interface ResponseRepository {
 }
 
 /**
- * Audit and usage records as JSON array texts (UTF-8), each item an AuditRecordWithUsage / UsageRecord
+ * Audit and usage records as JSON array texts (UTF-8), each item an AuditRecord / UsageRecord
  * with the same property names. The audit plugin keeps its batches in this form, outside the V8 heap.
  */
 export interface RecordsJson {
@@ -187,7 +187,7 @@ export interface AuditRepository {
   insertMany(records: readonly AuditRecord[], usage?: readonly UsageRecord[]): Promise<void>;
   /**
    * The same write as insertMany, from the records' JSON texts (the SQL stores pass them through as they
-   * are); an audit record's own usage (AuditRecordWithUsage) counts in usage totals like a usage record.
+   * are); an audit record's own usage (its token counts) counts in usage totals like a usage record.
    */
   insertJson(batch: RecordsJson): Promise<void>;
   /** Oldest first, keyset-paginated. */

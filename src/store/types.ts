@@ -293,17 +293,20 @@ export interface AuditRecord {
   requestId: string;
   /** DLP replacements in the call's request per detector (never the matched text); absent when none. */
   redactions?: Record<string, number>;
-}
-
-/**
- * An audit record as the audit plugin writes it (RecordsJson): with the token usage of the call's one
- * upstream call when it made exactly one, which is then not written as a UsageRecord of its own. The
- * stores count it in usage totals; audit listings return the AuditRecord without it.
- */
-export interface AuditRecordWithUsage extends AuditRecord {
+  /** Model calls: the configured model id called. */
   model?: string;
+  /** Model calls: the provider that served it. */
+  provider?: string;
+  /**
+   * The token usage of the call's one upstream call when it made exactly one, which is then not
+   * written as a UsageRecord of its own: the stores count it in usage totals.
+   */
   promptTokens?: number;
   completionTokens?: number;
+  /** The stable error code (ERROR_REGISTRY) the call ended with, when it failed. */
+  errorCode?: string;
+  /** Set when values were shortened to keep the record within its size bound. */
+  truncated?: true;
 }
 
 export interface AuditQuery {

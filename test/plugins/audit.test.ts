@@ -11,7 +11,7 @@ import { listAuditRecords } from '../../src/operations/admin/list-audit-records'
 import { createLogger } from '../../src/log/logger';
 import { createMetrics } from '../../src/log/metrics';
 import type { RecordsJson } from '../../src/store/port';
-import type { AuditRecord, AuditRecordWithUsage, UsageRecord } from '../../src/store/types';
+import type { AuditRecord, UsageRecord } from '../../src/store/types';
 import { startTestGateway, TEST_KEYS, type TestGateway } from '../helpers/gateway';
 import { openTestStore } from '../helpers/store';
 
@@ -59,7 +59,7 @@ describe('plugins/audit', () => {
       ],
     };
     const at = isoNow();
-    const record = JSON.parse(auditJsonOf(ctx as never, { status: 404, aborted: false }, at)) as AuditRecordWithUsage;
+    const record = JSON.parse(auditJsonOf(ctx as never, { status: 404, aborted: false }, at)) as AuditRecord;
     assert.match(record.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7/);
     assert.ok(record.latencyMs >= 0);
     assert.deepEqual(record, {
@@ -76,7 +76,7 @@ describe('plugins/audit', () => {
       latencyMs: record.latencyMs,
       requestId: 'req-9',
     } satisfies AuditRecord);
-    const carrying = JSON.parse(auditJsonOf(ctx as never, { status: 404, aborted: false }, at, ctx.usage[0]!)) as AuditRecordWithUsage;
+    const carrying = JSON.parse(auditJsonOf(ctx as never, { status: 404, aborted: false }, at, ctx.usage[0]!)) as AuditRecord;
     assert.deepEqual(carrying, { ...record, id: carrying.id, latencyMs: carrying.latencyMs, model: awkward, promptTokens: 3, completionTokens: 0 });
     const usage = usageJsonOf(ctx as never, at).map((text) => JSON.parse(text) as UsageRecord);
     const who = { at, orgId: `org ${awkward}`, userId: awkward, keyId: null, requestId: 'req-9' };
@@ -224,13 +224,13 @@ describe('plugins/audit', () => {
 
   describe('plugin', () => {
     function fakeDeps() {
-      const audit: AuditRecordWithUsage[] = [];
+      const audit: AuditRecord[] = [];
       const usage: UsageRecord[] = [];
       const metrics = createMetrics();
       const store = {
         audit: {
           insertJson: async (batch: RecordsJson) => {
-            audit.push(...(JSON.parse(batch.audit.toString('utf8')) as AuditRecordWithUsage[]));
+            audit.push(...(JSON.parse(batch.audit.toString('utf8')) as AuditRecord[]));
             usage.push(...(JSON.parse(batch.usage.toString('utf8')) as UsageRecord[]));
           },
         },

@@ -1,8 +1,8 @@
 // Bookkeeping of one upstream call made on behalf of a request: its duration in
 // agw_upstream_request_duration_seconds{provider,model,outcome} and its token usage in ctx.usage (the
 // audit plugin turns those into usage records and token metrics per organization, user, key, model).
-import { isGatewayError } from '../../http/errors';
-import type { RequestContext } from '../../pipeline/context';
+import { isGatewayError, toGatewayError } from '../../http/errors';
+import type { ModelCallRecord, RequestContext } from '../../pipeline/context';
 import type { ResolvedModel } from '../../providers/types';
 import type { AppServices } from '../../services';
 
@@ -30,12 +30,17 @@ export class UpstreamCall {
   private readonly started = process.hrtime.bigint();
   private finished = false;
   private usageRecorded = false;
+  private readonly record: ModelCallRecord;
 
   constructor(
     private readonly ctx: RequestContext,
     private readonly services: AppServices,
     private readonly resolved: ResolvedModel,
-  ) {}
+  ) {
+    // The audit record of the request names the model call, whether it succeeds or not.
+    this.record = { model: resolved.model.id, provider: resolved.provider.name, errorCode: null };
+    ctx.modelCall = this.record;
+  }
 
   usage(promptTokens: number, completionTokens: number): void {
     if (this.usageRecorded) return;
@@ -51,6 +56,7 @@ export class UpstreamCall {
   }
 
   fail(err: unknown): void {
+    this.record.errorCode = toGatewayError(err).code;
     this.finish(outcomeOf(err, this.ctx.abort));
   }
 }

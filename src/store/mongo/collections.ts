@@ -3,7 +3,18 @@
 import type { Collection, Db, OptionalUnlessRequiredId } from 'mongodb';
 import { MongoServerError } from 'mongodb';
 import type { Permission, Role } from '../../config/types';
-import type { AgentDefinition, AgentShare, KeySource, OrganizationRecord, ResponseStatus, RunInput, RunStatus, RunTrigger, StepResult } from '../types';
+import type {
+  AgentDefinition,
+  AgentShare,
+  AuditRecord,
+  KeySource,
+  OrganizationRecord,
+  ResponseStatus,
+  RunInput,
+  RunStatus,
+  RunTrigger,
+  StepResult,
+} from '../types';
 
 export interface OrganizationDoc {
   _id: string;
@@ -162,21 +173,8 @@ export interface ResponseEventDoc {
   createdAt: Date;
 }
 
-export interface AuditDoc {
-  _id: string;
-  at: Date;
-  orgId: string | null;
-  userId: string | null;
-  keyId: string | null;
-  method: string;
-  route: string;
-  operationId: string | null;
-  resourceIds: Record<string, string>;
-  status: number;
-  latencyMs: number;
-  requestId: string;
-  redactions?: Record<string, number>;
-}
+/** An AuditRecord as stored: its id as `_id`, its time as a Date. */
+export type AuditDoc = Omit<AuditRecord, 'id' | 'at'> & { _id: string; at: Date };
 
 export interface UsageDoc {
   at: Date;

@@ -1,6 +1,6 @@
 import type { Filter } from 'mongodb';
 import type { AuditRepository, ResponseRepository, StepVerdictRepository, UsageRepository } from '../port';
-import { LeaseLostError, type AuditRecord, type AuditRecordWithUsage, type ResponseRecord, type StepInit, type UsageRecord } from '../types';
+import { LeaseLostError, type AuditRecord, type ResponseRecord, type StepInit, type UsageRecord } from '../types';
 import { date, dateOrNull, insertManyIgnoringDuplicates, isoOrNull, type AuditDoc, type Collections, type ResponseDoc, type StepDoc } from './collections';
 
 function toResponse(doc: ResponseDoc): ResponseRecord {
@@ -22,21 +22,8 @@ function toResponse(doc: ResponseDoc): ResponseRecord {
 }
 
 function toAudit(doc: AuditDoc): AuditRecord {
-  return {
-    id: doc._id,
-    at: doc.at.toISOString(),
-    orgId: doc.orgId,
-    userId: doc.userId,
-    keyId: doc.keyId,
-    method: doc.method,
-    route: doc.route,
-    operationId: doc.operationId,
-    resourceIds: doc.resourceIds,
-    status: doc.status,
-    latencyMs: doc.latencyMs,
-    requestId: doc.requestId,
-    ...(doc.redactions ? { redactions: doc.redactions } : {}),
-  };
+  const { _id, at, ...fields } = doc;
+  return { id: _id, at: at.toISOString(), ...fields };
 }
 
 /** A run's new step rows (result null, completed false). */
@@ -180,28 +167,14 @@ export function mongoAudit(c: Collections): AuditRepository {
       // Ids are unique: a batch retried after a failed flush does not duplicate records.
       await insertManyIgnoringDuplicates(
         c.audit,
-        records.map((r) => ({
-          _id: r.id,
-          at: date(r.at),
-          orgId: r.orgId,
-          userId: r.userId,
-          keyId: r.keyId,
-          method: r.method,
-          route: r.route,
-          operationId: r.operationId,
-          resourceIds: r.resourceIds,
-          status: r.status,
-          latencyMs: r.latencyMs,
-          requestId: r.requestId,
-          ...(r.redactions ? { redactions: r.redactions } : {}),
-        })),
+        records.map(({ id, at, ...fields }) => ({ _id: id, at: date(at), ...fields })),
       );
       await insertUsageDocs(c, usage);
     },
     async insertJson(batch) {
       // MongoDB takes documents: the texts are parsed here (the SQL stores pass them through). A call's
       // own usage carried in its audit record becomes a usage document like the others.
-      const records = JSON.parse(batch.audit.toString('utf8')) as AuditRecordWithUsage[];
+      const records = JSON.parse(batch.audit.toString('utf8')) as AuditRecord[];
       const usage = JSON.parse(batch.usage.toString('utf8')) as UsageRecord[];
       await repository.insertMany(records, [...usageCarriedBy(records), ...usage]);
     },
@@ -220,11 +193,11 @@ export function mongoAudit(c: Collections): AuditRepository {
   return repository;
 }
 
-/** The usage records carried by audit records (AuditRecordWithUsage), in the records' order. */
-export function usageCarriedBy(records: readonly AuditRecordWithUsage[]): UsageRecord[] {
+/** The usage records carried by audit records (those with token counts), in the records' order. */
+export function usageCarriedBy(records: readonly AuditRecord[]): UsageRecord[] {
   const usage: UsageRecord[] = [];
   for (const r of records) {
-    if (r.model === undefined || r.orgId === null) continue;
+    if (r.model === undefined || r.promptTokens === undefined || r.orgId === null) continue;
     usage.push({
       at: r.at,
       orgId: r.orgId,

@@ -18,6 +18,12 @@ interface AuditRow {
   latency_ms: number;
   request_id: string;
   redactions: Record<string, number> | null;
+  model: string | null;
+  provider: string | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  error_code: string | null;
+  truncated: boolean | null;
 }
 
 function toAudit(row: AuditRow): AuditRecord {
@@ -35,7 +41,20 @@ function toAudit(row: AuditRow): AuditRecord {
     latencyMs: row.latency_ms,
     requestId: row.request_id,
     ...(row.redactions ? { redactions: row.redactions } : {}),
+    ...optionalAuditFields(row),
   };
+}
+
+/** The model call's fields and the truncation mark, present only when set. */
+function optionalAuditFields(row: AuditRow): Partial<AuditRecord> {
+  const out: Partial<AuditRecord> = {};
+  if (row.model !== null) out.model = row.model;
+  if (row.provider !== null) out.provider = row.provider;
+  if (row.prompt_tokens !== null) out.promptTokens = row.prompt_tokens;
+  if (row.completion_tokens !== null) out.completionTokens = row.completion_tokens;
+  if (row.error_code !== null) out.errorCode = row.error_code;
+  if (row.truncated === true) out.truncated = true;
+  return out;
 }
 
 /** audit_records' columns and the AuditRecord properties they come from. */
@@ -53,10 +72,13 @@ const AUDIT_COLUMNS: readonly JsonCopyColumn[] = [
   { column: 'latency_ms', key: 'latencyMs', type: 'float8' },
   { column: 'request_id', key: 'requestId', type: 'text' },
   { column: 'redactions', key: 'redactions', type: 'jsonb' },
-  // The call's own usage (AuditRecordWithUsage); NULL when it made no upstream call or several.
+  // The model call: what it called, and its own usage (NULL tokens when it made no upstream call or several).
   { column: 'model', key: 'model', type: 'text' },
   { column: 'prompt_tokens', key: 'promptTokens', type: 'int' },
   { column: 'completion_tokens', key: 'completionTokens', type: 'int' },
+  { column: 'provider', key: 'provider', type: 'text' },
+  { column: 'error_code', key: 'errorCode', type: 'text' },
+  { column: 'truncated', key: 'truncated', type: 'boolean' },
 ];
 
 /**

@@ -245,6 +245,13 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'run lease fencing, triggering key, error code',
     statements: [`ALTER TABLE runs ADD COLUMN lease_generation integer NOT NULL DEFAULT 0, ADD COLUMN key_id text, ADD COLUMN error_code text`],
   },
+  {
+    // A model call's record says which provider served it and the error code it ended with (also
+    // after a stream started, under a 200); a record shortened to its size bound says so.
+    version: 7,
+    name: 'model call provider, error code and truncation in audit records',
+    statements: [`ALTER TABLE audit_records ADD COLUMN provider text, ADD COLUMN error_code text, ADD COLUMN truncated boolean`],
+  },
 ];
 
 /** Applies missing migrations; idempotent and safe from several processes at once. */

@@ -36,12 +36,13 @@ export function sqlUsage(db: SqlExecutor): UsageRepository {
     insertMany: (records) => insertUsage(db, records),
     async totals(orgId, since) {
       // Sums are bigint in SQL; float8 brings them back as JS numbers from both drivers.
-      // A call's usage is in its audit record when it made one upstream call, else in usage records.
+      // A call's usage is in its audit record when it made one upstream call, else in usage records. An
+      // audit record names the model of a failed call too: only one with token counts carries usage.
       return db.query<{ model: string; requests: number; promptTokens: number; completionTokens: number }>(
         `SELECT model, count(*)::int AS requests, sum(prompt_tokens)::float8 AS "promptTokens", sum(completion_tokens)::float8 AS "completionTokens"
          FROM (
            SELECT model, prompt_tokens, completion_tokens FROM audit_records
-            WHERE org_id = $1 AND model IS NOT NULL AND ($2::timestamptz IS NULL OR at >= $2::timestamptz)
+            WHERE org_id = $1 AND prompt_tokens IS NOT NULL AND ($2::timestamptz IS NULL OR at >= $2::timestamptz)
            UNION ALL
            SELECT model, prompt_tokens, completion_tokens FROM usage_records
             WHERE org_id = $1 AND ($2::timestamptz IS NULL OR at >= $2::timestamptz)

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { AuditRecord, AuditRecordWithUsage, ResponseRecord } from '../../../src/store/types';
+import type { AuditRecord, ResponseRecord } from '../../../src/store/types';
 import { at, principal, T0, uid, type StoreHandle } from './fixtures';
 
 function response(overrides: Partial<ResponseRecord> = {}): ResponseRecord {
@@ -149,21 +149,23 @@ export function recordsContract(h: StoreHandle): void {
       ]);
     });
 
-    it("counts a call's own usage carried in its audit record (insertJson) with the usage records; listings leave it out", async () => {
+    it("counts a call's own usage carried in its audit record (insertJson) with the usage records; listings show the model call", async () => {
       const org = uid('org');
-      const carrying: AuditRecordWithUsage[] = [
-        { ...audit(org, T0), model: 'm', promptTokens: 10, completionTokens: 4 },
-        { ...audit(org, T0 + 2000), model: 'm', promptTokens: 1, completionTokens: 1 },
+      const carrying: AuditRecord[] = [
+        { ...audit(org, T0), model: 'm', provider: 'p', promptTokens: 10, completionTokens: 4 },
+        { ...audit(org, T0 + 2000), model: 'm', provider: 'p', promptTokens: 1, completionTokens: 1 },
       ];
       const plain = audit(org, T0 + 1000);
+      // A failed model call: model, provider and error code, no token counts (no usage).
+      const failed: AuditRecord = { ...audit(org, T0 + 3000), status: 502, model: 'm', provider: 'p', errorCode: 'upstream_error' };
+      const truncated: AuditRecord = { ...audit(org, T0 + 4000), truncated: true };
       const usage = [{ orgId: org, userId: 'u', keyId: 'k', requestId: plain.requestId, at: at(T0 + 1000), model: 'm', promptTokens: 5, completionTokens: 5 }];
       const json = (items: readonly unknown[]): Buffer => Buffer.from(JSON.stringify(items));
-      await h.store.audit.insertJson({ audit: json([carrying[0], plain, carrying[1]]), usage: json(usage) });
+      await h.store.audit.insertJson({ audit: json([carrying[0], plain, carrying[1], failed, truncated]), usage: json(usage) });
       assert.deepEqual(await h.store.usage.totals(org, null), [{ model: 'm', requests: 3, promptTokens: 16, completionTokens: 10 }]);
       assert.deepEqual(await h.store.usage.totals(org, at(T0 + 1000)), [{ model: 'm', requests: 2, promptTokens: 6, completionTokens: 6 }]);
       const listed = await h.store.audit.list({ orgId: org, since: null, limit: 10, after: null });
-      const withoutUsage = ({ model: _m, promptTokens: _p, completionTokens: _c, ...record }: AuditRecordWithUsage): AuditRecord => record;
-      assert.deepEqual(listed, [withoutUsage(carrying[0]!), plain, withoutUsage(carrying[1]!)]);
+      assert.deepEqual(listed, [carrying[0], plain, carrying[1], failed, truncated]);
     });
 
     it('writes the same from JSON texts (insertJson), and a retried batch adds no audit record twice', async () => {
