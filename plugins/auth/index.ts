@@ -1,5 +1,6 @@
 // auth: API key -> principal (organization, user, role, groups). Keys are hashed on arrival (the store
-// holds hashes only) and never logged; resolutions are cached, revocations evicted within ~2 s.
+// holds hashes only) and never logged; resolutions are cached (unknown keys apart from valid ones),
+// revocations evicted within about two revocation polls.
 import { GatewayError } from '../../src/http/errors';
 import { definePlugin } from '../../src/pipeline/plugin';
 import { hashApiKey } from '../../src/security/keys';
@@ -51,7 +52,8 @@ export default definePlugin<AuthConfig>({
         type: 'integer',
         minimum: 1,
         default: AUTH_DEFAULTS.cacheSize,
-        description: 'Key resolutions kept in memory (least recently used are dropped).',
+        description:
+          'Valid key resolutions kept in memory (least recently used are dropped); as many unknown or revoked keys are remembered apart, so a flood of random keys cannot evict valid ones.',
       },
       cacheTtlMs: {
         type: 'integer',

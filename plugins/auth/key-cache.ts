@@ -25,7 +25,7 @@ export class KeyCache {
     const entry = this.entries.get(hash);
     if (entry === undefined) return undefined;
     if (entry.expiresAt <= now) {
-      this.delete(hash, entry);
+      this.remove(hash, entry);
       return undefined;
     }
     this.entries.delete(hash);
@@ -35,13 +35,19 @@ export class KeyCache {
 
   set(hash: string, principal: Principal | null, expiresAt: number): void {
     const existing = this.entries.get(hash);
-    if (existing) this.delete(hash, existing);
+    if (existing) this.remove(hash, existing);
     this.entries.set(hash, { principal, expiresAt });
     if (principal?.keyId) this.hashByKeyId.set(principal.keyId, hash);
     if (this.entries.size > this.maxEntries) {
       const oldest = this.entries.keys().next();
-      if (!oldest.done) this.delete(oldest.value, this.entries.get(oldest.value) as Entry);
+      if (!oldest.done) this.remove(oldest.value, this.entries.get(oldest.value) as Entry);
     }
+  }
+
+  /** Drops the resolution of a key hash, if cached. */
+  delete(hash: string): void {
+    const entry = this.entries.get(hash);
+    if (entry) this.remove(hash, entry);
   }
 
   /** Drops the resolution of a key id (revocation). */
@@ -49,7 +55,7 @@ export class KeyCache {
     const hash = this.hashByKeyId.get(keyId);
     if (hash === undefined) return false;
     const entry = this.entries.get(hash);
-    if (entry) this.delete(hash, entry);
+    if (entry) this.remove(hash, entry);
     else this.hashByKeyId.delete(keyId);
     return true;
   }
@@ -59,7 +65,7 @@ export class KeyCache {
     this.hashByKeyId.clear();
   }
 
-  private delete(hash: string, entry: Entry): void {
+  private remove(hash: string, entry: Entry): void {
     this.entries.delete(hash);
     const keyId = entry.principal?.keyId;
     if (keyId && this.hashByKeyId.get(keyId) === hash) this.hashByKeyId.delete(keyId);

@@ -22,7 +22,13 @@ export interface KeyResolverOptions {
 const POLL_OVERLAP_MS = 5_000;
 
 export class KeyResolver {
+  /** Keys that resolved to a principal. */
   private readonly cache: KeyCache;
+  /**
+   * Keys that did not (unknown or revoked), apart: anyone can send any number of random keys, and in
+   * one shared LRU they would evict every valid key, sending each valid caller back to the store.
+   */
+  private readonly unknown: KeyCache;
   private readonly inflight = new Map<string, Promise<Principal | null>>();
   private readonly now: () => number;
   private readonly timer: NodeJS.Timeout;
@@ -37,6 +43,7 @@ export class KeyResolver {
     private readonly options: KeyResolverOptions,
   ) {
     this.cache = new KeyCache(options.cacheSize);
+    this.unknown = new KeyCache(options.cacheSize);
     this.now = options.now ?? Date.now;
     this.since = this.now() - POLL_OVERLAP_MS;
     this.lastPollOkAt = this.now();
@@ -48,6 +55,7 @@ export class KeyResolver {
   cached(hash: string): Principal | null | undefined {
     const now = this.now();
     const principal = this.cache.get(hash, now);
+    if (principal === undefined) return this.unknown.get(hash, now);
     // While revocation polling is stale, a cached principal could be revoked: re-check in the store.
     if (principal && now - this.lastPollOkAt > this.options.revocationPollMs * 2) return undefined;
     return principal;
@@ -69,8 +77,13 @@ export class KeyResolver {
               groups: Object.freeze([...resolved.groups]) as string[],
             })
           : null;
-        const ttl = principal ? this.options.cacheTtlMs : this.options.negativeTtlMs;
-        this.cache.set(hash, principal, this.now() + ttl);
+        if (principal) {
+          this.unknown.delete(hash);
+          this.cache.set(hash, principal, this.now() + this.options.cacheTtlMs);
+        } else {
+          this.cache.delete(hash);
+          this.unknown.set(hash, null, this.now() + this.options.negativeTtlMs);
+        }
         return principal;
       })
       .finally(() => this.inflight.delete(hash));
@@ -106,5 +119,6 @@ export class KeyResolver {
     clearInterval(this.timer);
     await this.polling;
     this.cache.clear();
+    this.unknown.clear();
   }
 }

@@ -1,4 +1,7 @@
 import type { GatewayConfig } from '../config/types';
+import { GatewayError } from '../http/errors';
+import { errorFields } from '../log/logger';
+import type { RequestContext } from './context';
 import { PHASE_ORDER, type PluginDefinition, type PluginDeps, type PluginHooks } from './plugin';
 
 export interface AssembledPlugin {
@@ -16,6 +19,11 @@ export interface Pipeline {
   /** onFinish hooks, in reverse order (respond, then record). */
   readonly finishers: readonly AssembledPlugin[];
   has(name: string): boolean;
+  /**
+   * Runs the admit phase (rate limits) for a caller a handler identified itself, on an operation
+   * without an API key (a webhook runs as its agent's creator): such calls draw on the same budgets.
+   */
+  admit(ctx: RequestContext): Promise<void>;
   close(): Promise<void>;
   ready(): Promise<void>;
 }
@@ -48,12 +56,24 @@ export async function assemblePipeline(registry: readonly PluginDefinition[], co
     plugins.push({ definition, hooks: await definition.create(pluginConfig, deps) });
   }
   const early = new Set(['identify', 'authenticate', 'admit']);
+  const admitting = plugins.filter((p) => p.hooks.onRequest && p.definition.phase === 'admit');
   return {
     plugins,
     beforeBody: plugins.filter((p) => p.hooks.onRequest && early.has(p.definition.phase)),
     afterValidation: plugins.filter((p) => p.hooks.onRequest && !early.has(p.definition.phase)),
     finishers: plugins.filter((p) => p.hooks.onFinish).reverse(),
     has: (name) => position.has(name),
+    async admit(ctx) {
+      for (const plugin of admitting) {
+        try {
+          await plugin.hooks.onRequest?.(ctx);
+        } catch (err) {
+          // As on the way in: a rejection, or any failure of a fail-closed plugin, ends the request.
+          if (err instanceof GatewayError || plugin.definition.failMode === 'closed') throw err;
+          deps.logger.warn('plugin failed open', { plugin: plugin.definition.name, requestId: ctx.requestId, ...errorFields(err) });
+        }
+      }
+    },
     async close() {
       for (const plugin of [...plugins].reverse()) await plugin.hooks.close?.();
     },

@@ -222,6 +222,43 @@ describe('plugins/rateLimit', () => {
       });
     });
 
+    describe('webhook calls (no API key)', () => {
+      const HOOKED = '77777777-7777-4777-8777-777777777777';
+      let gw: TestGateway;
+      before(async () => {
+        const agent = {
+          id: HOOKED,
+          organization: 'acme',
+          name: 'Hooked',
+          createdBy: 'u-admin',
+          model: 'demo',
+          steps: [{ name: 'Outline', prompt: 'Outline.', objective: 'An outline.' }],
+          triggers: [{ type: 'webhook' }],
+        };
+        gw = await startTestGateway({ driver: 'postgres', config: { ...limited(uniquePrefix(), 'inline'), agents: [agent] } });
+      });
+      after(() => gw?.close());
+
+      it("count against the organization's rate limit, and are refused past it", async () => {
+        const listed = await request(gw.url).get(`/v1/agents/${HOOKED}/webhooks`).set(gw.auth('admin')).expect(200);
+        const hook = new URL(listed.body.items[0].url as string).pathname;
+        // 1 (the listing above) + 3 by other users: one left in the organization's 5.
+        for (const who of ['member', 'member', 'viewer'] as const) await request(gw.url).get('/v1/models').set(gw.auth(who)).expect(200);
+        await request(gw.url).post(hook).send({}).expect(202);
+        const refused = await request(gw.url).post(hook).send({}).expect(429);
+        assert.match(refused.headers['retry-after'] ?? '', /^[1-9]\d*$/);
+        assert.deepEqual(refused.body, {
+          error: 'Too Many Requests',
+          message: `Rate limit exceeded: organization "acme" allows 5 requests per minute. Retry after ${refused.headers['retry-after']} s.`,
+        });
+        // The webhook calls used the organization's budget: an API call is refused too.
+        await request(gw.url).get('/v1/models').set(gw.auth('admin')).expect(429);
+        // The refused call started no run.
+        const runs = await gw.store.runs.page({ agentId: HOOKED, limit: 10, after: null, startDate: null, endDate: null });
+        assert.equal(runs.ids.length, 1);
+      });
+    });
+
     describe('Redis counters (queue.driver bullmq)', () => {
       let a: TestGateway;
       let b: TestGateway;
