@@ -415,7 +415,8 @@ describe('plugins/audit', () => {
         latencyMs: 1,
         requestId: `seed-${i}`,
       }));
-      await gw.store.audit.insertMany(seeded);
+      const acmeSeed: AuditRecord = { ...seeded[0]!, id: 'seed-acme', orgId: 'acme', userId: 'u-admin', requestId: 'seed-acme' };
+      await gw.store.audit.insertMany([...seeded, acmeSeed]);
       const page1 = await request(gw.url).get('/v1/admin/audit?limit=2').set('x-api-key', TEST_KEYS.outsider).expect(200);
       assert.deepEqual(page1.body.items, seeded.slice(0, 2));
       assert.equal(typeof page1.body.nextCursor, 'string');
@@ -430,6 +431,8 @@ describe('plugins/audit', () => {
       assert.deepEqual(none.body, { items: [], nextCursor: null });
       // Another organization's admin never sees them.
       const acme = await request(gw.url).get('/v1/admin/audit?limit=1000').set('x-api-key', TEST_KEYS.admin).expect(200);
+      // Not vacuous: acme's own record is listed, and nothing of another organization.
+      assert.ok(acme.body.items.some((r: AuditRecord) => r.id === 'seed-acme'));
       assert.ok(acme.body.items.every((r: AuditRecord) => r.orgId === 'acme'));
     });
 
@@ -444,8 +447,20 @@ describe('plugins/audit', () => {
 
     it('does not record health probes', async () => {
       await request(gw.url).get('/health/live').set('x-request-id', 'audit-probe').expect(200);
-      await tick(120);
-      const all = [...(await recordsOf('acme', 0)), ...(await recordsOf('other', 0))];
+      // A call made after the probe, and recorded: records are written in order, so once this one is in
+      // the store, the probe's would be too had it been recorded.
+      await request(gw.url).get('/v1/models').set('x-api-key', TEST_KEYS.admin).set('x-request-id', 'audit-after-probe').expect(200);
+      const deadline = Date.now() + 30_000;
+      let acme = await recordsOf('acme', 0);
+      while (!acme.some((r) => r.requestId === 'audit-after-probe') && Date.now() < deadline) {
+        await tick(50);
+        acme = await recordsOf('acme', 0);
+      }
+      assert.ok(
+        acme.some((r) => r.requestId === 'audit-after-probe'),
+        'the later call was written',
+      );
+      const all = [...acme, ...(await recordsOf('other', 0))];
       assert.ok(!all.some((r) => r.requestId === 'audit-probe'));
     });
   });

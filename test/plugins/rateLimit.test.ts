@@ -1,6 +1,7 @@
 // rateLimit: the sliding-window arithmetic, the memory and Redis counters (the same expectations run
 // against both), and over HTTP: 429 with Retry-After in the flat and nested envelopes, per user vs per
-// organization, one budget shared by two gateways through Redis, fail open when Redis is down.
+// organization, webhook calls counted, one budget shared by two gateway processes through Redis, fail
+// open when Redis is down.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -10,8 +11,11 @@ import { BudgetTable } from '../../plugins/rateLimit/budgets';
 import { MemoryCounter } from '../../plugins/rateLimit/memory-counter';
 import { RedisCounter } from '../../plugins/rateLimit/redis-counter';
 import { waitMs, WINDOW_MS, type Budget, type Verdict } from '../../plugins/rateLimit/sliding-window';
+import { rmSync } from 'node:fs';
 import { startTestGateway, TEST_KEYS, type TestGateway } from '../helpers/gateway';
-import { testConfig } from '../helpers/config';
+import { baseConfigDocument, mergeConfig, testConfig } from '../helpers/config';
+import { startServer, tempDir, writeConfig, type ServerProcess } from '../helpers/process';
+import { createTestSchema } from '../helpers/store';
 
 const REDIS_URL = process.env['REDIS_URL'] || 'redis://127.0.0.1:6379';
 const uniquePrefix = (): string => `agwtest${randomBytes(5).toString('hex')}`;
@@ -259,31 +263,52 @@ describe('plugins/rateLimit', () => {
       });
     });
 
-    describe('Redis counters (queue.driver bullmq)', () => {
-      let a: TestGateway;
-      let b: TestGateway;
+    describe('Redis counters (queue.driver bullmq)', function () {
+      this.timeout(240_000);
       const prefix = uniquePrefix();
+      let root: string;
+      let schema: Awaited<ReturnType<typeof createTestSchema>> | undefined;
+      const processes: ServerProcess[] = [];
       before(async () => {
-        a = await startTestGateway({ config: limited(prefix, 'bullmq') });
-        b = await startTestGateway({ store: a.store, config: limited(prefix, 'bullmq') });
+        // Two real `serve` processes (the built CLI) on one PostgreSQL schema and one Redis prefix.
+        root = tempDir('agw-ratelimit-');
+        schema = await createTestSchema('ratelimit');
+        const doc = mergeConfig(baseConfigDocument(), {
+          ...limited(prefix, 'bullmq'),
+          store: { driver: 'postgres', url: schema.url },
+          logging: { level: 'info', accessLog: false },
+        });
+        const file = writeConfig(root, doc);
+        processes.push(...(await Promise.all([0, 1].map(() => startServer(['serve', '--config', file], { timeoutMs: 180_000 })))));
       });
       after(async () => {
+        for (const p of processes) await p.stop('SIGKILL');
+        await schema?.drop();
+        rmSync(root, { recursive: true, force: true });
         const client = new Redis(REDIS_URL);
         const keys = await client.keys(`${prefix}:*`);
         if (keys.length > 0) await client.del(...keys);
         await client.quit();
-        await b?.close();
-        await a?.close();
       });
 
       it('shares one budget across two gateway processes', async () => {
-        await request(a.url).get('/v1/models').set(a.auth('member')).expect(200);
-        await request(b.url).get('/v1/models').set(b.auth('member')).expect(200);
-        await request(a.url).get('/v1/models').set(a.auth('member')).expect(200);
-        const denied = await request(b.url).get('/v1/models').set(b.auth('member')).expect(429);
-        assert.match(denied.headers['retry-after'] ?? '', /^[1-9]\d*$/);
-        const keys = await a.gateway.services.redis!.get().keys(`${prefix}:rl:*`);
-        assert.deepEqual(keys.sort(), [`${prefix}:rl:o:acme`, `${prefix}:rl:u:acme:u-member`]);
+        const [a, b] = processes as [ServerProcess, ServerProcess];
+        assert.notEqual(a.child.pid, b.child.pid);
+        const models = (url: string) => fetch(`${url}/v1/models`, { headers: { 'x-api-key': TEST_KEYS.member } });
+        // The member's 3 requests per minute, drawn alternately from both processes.
+        assert.equal((await models(a.url)).status, 200);
+        assert.equal((await models(b.url)).status, 200);
+        assert.equal((await models(a.url)).status, 200);
+        const denied = await models(b.url);
+        assert.equal(denied.status, 429);
+        assert.match(denied.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+        assert.equal((await models(a.url)).status, 429, 'the first process sees the budget the second used');
+        const client = new Redis(REDIS_URL);
+        try {
+          assert.deepEqual((await client.keys(`${prefix}:rl:*`)).sort(), [`${prefix}:rl:o:acme`, `${prefix}:rl:u:acme:u-member`]);
+        } finally {
+          await client.quit();
+        }
       });
     });
 
