@@ -452,25 +452,31 @@ describe('start-up: bullmq, PORT / HOST, readiness, one-line failures (real proc
         runCli(['serve', '--config', configFile], { env: { PORT: 'http' } }),
         runCli(['serve', '--config', badQueue], { env: { HOST: '127.0.0.1', PORT: '0' } }),
       ]);
-      for (const result of [serveBad, checkBad]) {
-        assert.equal(result.code, 1);
-        assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
-        const line = reasonLine(result.stderr);
-        assert.match(line, /^agent-gateway: invalid configuration: /);
-        for (const problem of [
-          /server\.port: must be integer/,
-          /queue\.driver: must be one of "inline", "bullmq"/,
-          /organizations\[0\]\.users\[0\]\.role: must be one of "admin", "member"/,
-        ]) {
-          assert.match(line, problem);
-        }
-      }
+      const problems = [
+        /server\.port: must be integer \(fix: /,
+        /queue\.driver: must be one of "inline", "bullmq" \(fix: /,
+        /organizations\[0\]\.users\[0\]\.role: must be one of "admin", "member" \(fix: /,
+      ];
+      assert.equal(serveBad.code, 1);
+      assert.equal(serveBad.stderr.trim().split('\n').length, 1, serveBad.stderr);
+      const line = reasonLine(serveBad.stderr);
+      assert.match(line, /^agent-gateway: invalid configuration: /);
+      for (const problem of problems) assert.match(line, problem);
+      // config check: a count, then one problem a line.
+      assert.equal(checkBad.code, 1);
+      const [head, ...lines] = checkBad.stderr.trimEnd().split('\n');
+      assert.match(head!, /^agent-gateway: .*bad\.yaml: \d+ problems$/);
+      for (const problem of problems)
+        assert.ok(
+          lines.some((l) => problem.test(l.trim())),
+          `${String(problem)} in ${checkBad.stderr}`,
+        );
       assert.equal(store.code, 1);
       assert.match(reasonLine(store.stderr), /^agent-gateway: .*127\.0\.0\.1:1.*(ECONNREFUSED|connect)/i);
       assert.equal(port.code, 1);
       assert.equal(reasonLine(port.stderr), `agent-gateway: port ${busyPort} on 127.0.0.1 is already in use`);
       assert.equal(badPort.code, 1);
-      assert.equal(reasonLine(badPort.stderr), 'agent-gateway: invalid configuration: PORT: must be an integer from 0 to 65535, got "http"');
+      assert.match(reasonLine(badPort.stderr), /^agent-gateway: invalid configuration: .*PORT: must be an integer from 0 to 65535, got "http" \(fix: /);
       assert.equal(queue.code, 1);
       // Checked before the store is opened: the reason is the only output.
       assert.equal(queue.stderr, 'agent-gateway: cannot reach Redis at redis://127.0.0.1:1 (queue.redisUrl): connect ECONNREFUSED 127.0.0.1:1\n');
