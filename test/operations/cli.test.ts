@@ -10,7 +10,7 @@ import { baseConfigDocument } from '../helpers/config';
 import { isRunning, waitFor } from '../helpers/wait';
 
 describe('admin CLI: usage, exit codes and output (real processes)', function () {
-  this.timeout(60_000);
+  this.timeout(240_000);
   let root: string;
   before(() => {
     root = tempDir('agw-cli-');
@@ -74,7 +74,7 @@ describe('admin CLI: usage, exit codes and output (real processes)', function ()
 });
 
 describe('bin/agent-gateway.js: build on first use (a fake clone with a fake build)', function () {
-  this.timeout(60_000);
+  this.timeout(240_000);
   let clone: string;
 
   /** A clone whose dist/ is missing and whose `npm run build` is build.js (which talks on stdout). */
