@@ -1,7 +1,10 @@
 // Lint with type information (../shared/style.md "Habits"): no floating promises, exhaustive switches
-// over unions, no explicit any outside generated code, and the layer boundaries: formats/ and
-// providers/ never import the HTTP framework.
+// over unions, no explicit any outside generated code, no import cycles, and the layer boundaries:
+// formats/ and providers/ never import the HTTP framework; http/ and pipeline/ never import the
+// OpenAPI generator (the route table's types live with the router).
 import tseslint from 'typescript-eslint';
+import { importX } from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'src/generated/**', '.tmp/**', 'test/fixtures/client-gen/**', 'eslint.config.mjs'] },
@@ -17,6 +20,24 @@ export default tseslint.config(
       '@typescript-eslint/await-thenable': 'error',
       '@typescript-eslint/no-require-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+    },
+  },
+  {
+    // A cycle makes module initialisation order matter (a value imported from a module still loading is
+    // undefined) and ties layers that should stand alone.
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: 'tsconfig.json' })],
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+  },
+  {
+    files: ['src/http/**/*.ts', 'src/pipeline/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/openapi/*', '**/openapi'], message: 'http/ and pipeline/ never import the OpenAPI generator: route types live in src/http/route-spec.ts' }] }],
     },
   },
   {

@@ -22,8 +22,12 @@ const USAGE = `usage: agent-gateway <command> [--config FILE]
   keys revoke KEY_ID                      revoke a key
   keys list --org O                       list keys (never the key itself)
   audit list --org O [--since T] [--limit N]  print audit records as JSON lines
-  config check [--config FILE]            validate the configuration
-  openapi                                 print the OpenAPI document`;
+  config check [--config FILE]            validate the configuration (every problem, with its fix)
+  openapi                                 print the OpenAPI document
+  help, --help, -h                        print this usage`;
+
+/** A command line the CLI does not understand: the usage goes to stderr and the exit code is 2. */
+class UsageError extends CliError {}
 
 function count(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
@@ -36,6 +40,15 @@ function fail(message: string): never {
 
 async function serve(argv: string[], worker: boolean): Promise<void> {
   limitHeapGrowth();
+  // Listen for the stop signals from the first moment: one that arrives while the gateway starts
+  // stops it as soon as it is up. `on`, not `once`: a terminal's Ctrl-C or a service manager signals
+  // the whole process group and npm forwards the same signal again, so one stop may bring two
+  // signals, and a second one without a listener would kill the process before its records are flushed.
+  let stopRequested: NodeJS.Signals | null = null;
+  let onStop: (signal: NodeJS.Signals) => void = (signal) => {
+    stopRequested ??= signal;
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => onStop(signal));
   const { config: checked } = await loadCliConfig(argv, process.env);
   if (worker) {
     // A worker shares runs with gateways through Redis and a shared store; the embedded store lives
@@ -134,8 +147,8 @@ async function serve(argv: string[], worker: boolean): Promise<void> {
     // Let winston flush, then exit even if a stray handle remains.
     setTimeout(() => process.exit(), 100).unref();
   };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  onStop = (signal) => void shutdown(signal);
+  if (stopRequested) onStop(stopRequested);
 }
 
 /** Checks the readiness probes other than the store's (already open): the queue and Redis when used. */
@@ -182,21 +195,31 @@ async function admin(argv: string[], op: AdminOp): Promise<void> {
   process.stderr.write(output.stderr);
 }
 
+/** Writes command output; a reader that went away (`agent-gateway openapi | head`) ends the command quietly. */
+function quietOnClosedStdout(): void {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    fail(err.message);
+  });
+}
+
+const HELP = new Set(['help', '--help', '-h']);
+
 async function main(argv: string[]): Promise<void> {
+  if (argv.some((arg) => HELP.has(arg))) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   const [command = 'serve', sub] = positional(argv);
+  if (command !== 'serve' && command !== 'worker') quietOnClosedStdout();
   switch (command) {
     case 'serve':
       return serve(argv, false);
     case 'worker':
       return serve(argv, true);
     case 'config': {
-      if (sub !== 'check') throw new CliError(`unknown config command "${sub ?? ''}"\n${USAGE}`);
-      const file = resolveConfigPath(argv, process.env);
-      const config = await loadConfig(file, process.env);
-      process.stdout.write(
-        `config ok: ${path.relative(process.cwd(), file) || file} (${count(config.organizations.length, 'organization')}, ${count(config.models.length, 'model')}: ${config.models.map((m) => m.id).join(', ') || 'none'}, ${count(config.agents.length, 'agent')})\n`,
-      );
-      return;
+      if (sub !== 'check') throw new UsageError(`unknown config command "${sub ?? ''}"`);
+      return checkConfig(argv);
     }
     case 'openapi': {
       process.stdout.write(await openapiText());
@@ -206,42 +229,59 @@ async function main(argv: string[]): Promise<void> {
       if (sub === 'create') {
         const org = flag(argv, 'org');
         const user = flag(argv, 'user');
-        if (!org || !user) throw new CliError('keys create needs --org O --user U');
+        if (!org || !user) throw new UsageError('keys create needs --org O --user U');
         return admin(argv, { cmd: 'keys.create', org, user, name: flag(argv, 'name') ?? 'cli' });
       }
       if (sub === 'revoke') {
         const id = positional(argv)[2];
-        if (!id) throw new CliError('keys revoke needs KEY_ID');
+        if (!id) throw new UsageError('keys revoke needs KEY_ID');
         return admin(argv, { cmd: 'keys.revoke', id });
       }
       if (sub === 'list') {
         const org = flag(argv, 'org');
-        if (!org) throw new CliError('keys list needs --org O');
+        if (!org) throw new UsageError('keys list needs --org O');
         return admin(argv, { cmd: 'keys.list', org });
       }
-      throw new CliError(`unknown keys command "${sub ?? ''}"\n${USAGE}`);
+      throw new UsageError(`unknown keys command "${sub ?? ''}"`);
     }
     case 'audit': {
-      if (sub !== 'list') throw new CliError(`unknown audit command "${sub ?? ''}"\n${USAGE}`);
+      if (sub !== 'list') throw new UsageError(`unknown audit command "${sub ?? ''}"`);
       const org = flag(argv, 'org');
-      if (!org) throw new CliError('audit list needs --org O');
+      if (!org) throw new UsageError('audit list needs --org O');
       const sinceFlag = flag(argv, 'since');
       const since = sinceFlag ? new Date(sinceFlag) : null;
-      if (since && Number.isNaN(since.getTime())) throw new CliError(`audit list: --since "${sinceFlag}" is not a date`);
+      if (since && Number.isNaN(since.getTime())) throw new UsageError(`audit list: --since "${sinceFlag}" is not a date`);
       const limit = Number(flag(argv, 'limit') ?? '1000');
-      if (!Number.isInteger(limit) || limit < 1) throw new CliError(`audit list: --limit must be a positive integer`);
+      if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`audit list: --limit must be a positive integer`);
       return admin(argv, { cmd: 'audit.list', org, since: since?.toISOString() ?? null, limit });
     }
-    case 'help':
-    case '--help':
-      process.stdout.write(`${USAGE}\n`);
-      return;
     default:
-      throw new CliError(`unknown command "${command}"\n${USAGE}`);
+      throw new UsageError(`unknown command "${command}"`);
   }
 }
 
+/** `config check`: every problem of the file at once, one per line with its path and its fix. */
+async function checkConfig(argv: string[]): Promise<void> {
+  const file = resolveConfigPath(argv, process.env);
+  const shown = path.relative(process.cwd(), file) || file;
+  let config;
+  try {
+    config = await loadConfig(file, process.env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`agent-gateway: ${shown}: ${count(err.problems.length, 'problem')}\n${err.problems.map((p) => `  ${p}\n`).join('')}`);
+    process.exit(1);
+  }
+  process.stdout.write(
+    `config ok: ${shown} (${count(config.organizations.length, 'organization')}, ${count(config.models.length, 'model')}: ${config.models.map((m) => m.id).join(', ') || 'none'}, ${count(config.agents.length, 'agent')})\n`,
+  );
+}
+
 main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof UsageError) {
+    process.stderr.write(`agent-gateway: ${err.message}\n${USAGE}\n`);
+    process.exit(2);
+  }
   if (err instanceof ConfigError) fail(`invalid configuration: ${err.message}`);
   if (err instanceof CliError) fail(err.message);
   fail(err instanceof Error ? err.message : String(err));

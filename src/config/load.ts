@@ -2,11 +2,11 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import Ajv, { type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
-import { parse as parseYaml } from 'yaml';
-import { CronExpressionParser } from 'cron-parser';
+import { parseDocument } from 'yaml';
 import schema from '../../config/gateway.schema.json';
-import { dlpPatternProblem } from './dlp-pattern';
+import { CONFIG_CHECKS, type SwitchedOff } from './cross-checks';
 import { interpolate } from './interpolate';
+import { childPath, formatProblem, jsonPointerToPath, oneOf, type ConfigProblem } from './problems';
 import type { GatewayConfig } from './types';
 
 export class ConfigError extends Error {
@@ -27,128 +27,121 @@ export function resolveConfigPath(argv: readonly string[], env: NodeJS.ProcessEn
   return path.resolve(cwd, chosen);
 }
 
-/** Formats an AJV instance path (/organizations/0/users/1/role) as organizations[0].users[1].role. */
-export function jsonPointerToPath(pointer: string): string {
-  if (pointer === '') return '(root)';
-  return pointer
-    .split('/')
-    .slice(1)
-    .map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc === '' ? seg : `${acc}.${seg}`), '');
-}
-
-function describe(error: ErrorObject): string {
-  let at = jsonPointerToPath(error.instancePath);
+function describe(error: ErrorObject): ConfigProblem {
+  const at = jsonPointerToPath(error.instancePath);
   const params = error.params as Record<string, unknown>;
+  const parent = (error.parentSchema ?? {}) as { properties?: Record<string, unknown>; description?: string };
   if (error.keyword === 'additionalProperties') {
     const extra = String(params['additionalProperty']);
-    at = at === '(root)' ? extra : `${at}.${extra}`;
-    return `${at}: unknown key`;
+    const known = Object.keys(parent.properties ?? {});
+    return {
+      path: childPath(at, extra),
+      message: 'unknown key',
+      fix: known.length > 0 ? `remove it, or ${oneOf(extra, known, 'a key allowed here')}` : 'remove it',
+    };
   }
   if (error.keyword === 'required') {
     const missing = String(params['missingProperty']);
-    return `${at === '(root)' ? missing : `${at}.${missing}`}: is required`;
+    return { path: childPath(at, missing), message: 'is required', fix: `add ${missing}` };
   }
   if (error.keyword === 'enum') {
-    return `${at}: must be one of ${(params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    const allowed = (params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ');
+    return { path: at, message: `must be one of ${allowed}`, fix: `write one of those instead of ${JSON.stringify(error.data)}` };
   }
-  return `${at}: ${error.message ?? 'is invalid'}`;
+  if (error.keyword === 'type') {
+    return { path: at, message: error.message ?? 'has the wrong type', fix: `write ${String(params['type'])} instead of ${JSON.stringify(error.data)}` };
+  }
+  const hint = parent.description ? `: ${parent.description}` : '';
+  return { path: at, message: error.message ?? 'is invalid', fix: `change the value (${JSON.stringify(error.data)})${hint}` };
 }
 
 // Compiled once per process: config validation is start-up work, never per request.
 let validateConfig: ReturnType<Ajv['compile']> | undefined;
 function validator(): ReturnType<Ajv['compile']> {
   if (!validateConfig) {
-    const ajv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: true, strict: false });
+    // verbose: errors carry the failing value and schema, so each problem can say how to fix it.
+    const ajv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: true, strict: false, verbose: true });
     addFormats(ajv);
     validateConfig = ajv.compile(schema);
   }
   return validateConfig;
 }
 
-/** Checks the schema cannot express: references between sections, cron syntax. */
-function crossCheck(config: GatewayConfig): string[] {
-  const problems: string[] = [];
-  const modelIds = new Set(config.models.map((m) => m.id));
-  config.models.forEach((model, i) => {
-    if (!config.providers[model.provider]) problems.push(`models[${i}].provider: no provider named "${model.provider}"`);
+/** YAML syntax errors, each with its line and what that line reads (the parser's code frame is multi-line). */
+function yamlProblems(text: string): { doc: unknown; problems: ConfigProblem[] } {
+  const parsed = parseDocument(text, { prettyErrors: true });
+  const lines = text.split(/\r?\n/);
+  const problems = parsed.errors.map((err): ConfigProblem => {
+    const where = err.linePos?.[0];
+    const message = (err.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
+    if (!where) return { path: '(file)', message: `not valid YAML: ${message}`, fix: 'correct the YAML syntax' };
+    const line = (lines[where.line - 1] ?? '').trim();
+    return { path: `line ${where.line}, column ${where.col}`, message: `not valid YAML: ${message}`, fix: `correct this line: ${JSON.stringify(line)}` };
   });
-  const seenModels = new Set<string>();
-  config.models.forEach((model, i) => {
-    if (seenModels.has(model.id)) problems.push(`models[${i}].id: duplicate model id "${model.id}"`);
-    seenModels.add(model.id);
-  });
-  if (config.evaluation.model && !modelIds.has(config.evaluation.model)) {
-    problems.push(`evaluation.model: no model with id "${config.evaluation.model}"`);
-  }
-  const orgs = new Map(config.organizations.map((o) => [o.id, o]));
-  const seenAgents = new Set<string>();
-  config.agents.forEach((agent, i) => {
-    const at = `agents[${i}]`;
-    if (seenAgents.has(agent.id)) problems.push(`${at}.id: duplicate agent id`);
-    seenAgents.add(agent.id);
-    const org = orgs.get(agent.organization);
-    if (!org) {
-      problems.push(`${at}.organization: no organization "${agent.organization}"`);
-    } else {
-      if (!org.users.some((u) => u.id === agent.createdBy)) {
-        problems.push(`${at}.createdBy: no user "${agent.createdBy}" in organization "${org.id}"`);
-      }
-      agent.sharedWith.forEach((share, j) => {
-        if (share.user && !org.users.some((u) => u.id === share.user)) {
-          problems.push(`${at}.sharedWith[${j}].user: no user "${share.user}" in organization "${org.id}"`);
-        }
-        if (share.group && !org.groups.some((g) => g.id === share.group)) {
-          problems.push(`${at}.sharedWith[${j}].group: no group "${share.group}" in organization "${org.id}"`);
-        }
-      });
+  return { doc: problems.length === 0 ? parsed.toJS() : null, problems };
+}
+
+/** The names of the variables a raw (not yet interpolated) value reads. */
+function variablesOf(raw: unknown): string[] {
+  return typeof raw === 'string' ? [...raw.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!) : [];
+}
+
+/**
+ * Providers whose `enabled` interpolated to "" or false (e.g. `${OPENAI_API_KEY:+true}` with the key
+ * unset) are off: they and their models leave the document, remembered so references say why.
+ */
+function switchOff(raw: Record<string, unknown>, doc: Record<string, unknown>): SwitchedOff {
+  const switchedOff: SwitchedOff = { providers: new Map(), models: new Map() };
+  const rawProviders = (raw['providers'] ?? {}) as Record<string, Record<string, unknown> | null>;
+  const providers = (doc['providers'] ?? {}) as Record<string, Record<string, unknown> | null>;
+  if (typeof providers !== 'object') return switchedOff;
+  for (const [name, provider] of Object.entries(providers)) {
+    if (!provider || typeof provider !== 'object') continue;
+    const enabled = provider['enabled'];
+    delete provider['enabled'];
+    if (enabled === '' || enabled === false || enabled === 'false') {
+      switchedOff.providers.set(name, variablesOf(rawProviders[name]?.['enabled']));
+      delete providers[name];
     }
-    if (!modelIds.has(agent.model)) problems.push(`${at}.model: no model with id "${agent.model}"`);
-    const labels = new Set<string>();
-    agent.inputs.forEach((input, j) => {
-      if (labels.has(input.label)) problems.push(`${at}.inputs[${j}].label: duplicate label "${input.label}"`);
-      labels.add(input.label);
+  }
+  if (Array.isArray(doc['models']) && switchedOff.providers.size > 0) {
+    doc['models'] = (doc['models'] as Record<string, unknown>[]).filter((m) => {
+      const provider = String(m?.['provider']);
+      if (!switchedOff.providers.has(provider)) return true;
+      if (typeof m?.['id'] === 'string') switchedOff.models.set(m['id'], provider);
+      return false;
     });
-    agent.triggers.forEach((trigger, j) => {
-      if (trigger.type !== 'schedule') return;
-      try {
-        CronExpressionParser.parse(trigger.cron, trigger.timezone ? { tz: trigger.timezone } : {});
-        if (trigger.cron.trim().split(/\s+/).length < 5) throw new Error('expected 5 or 6 fields');
-      } catch (err) {
-        problems.push(`${at}.triggers[${j}].cron: invalid cron expression "${trigger.cron}" (${(err as Error).message})`);
-      }
-    });
-  });
-  const seenUsers = new Map<string, string>();
-  config.organizations.forEach((org, i) => {
-    org.users.forEach((user, j) => {
-      const other = seenUsers.get(user.id);
-      if (other !== undefined) problems.push(`organizations[${i}].users[${j}].id: user "${user.id}" also in organization "${other}"`);
-      seenUsers.set(user.id, org.id);
-    });
-    org.groups.forEach((group, j) => {
-      group.members.forEach((member, k) => {
-        if (!org.users.some((u) => u.id === member)) {
-          problems.push(`organizations[${i}].groups[${j}].members[${k}]: no user "${member}" in organization "${org.id}"`);
-        }
+  }
+  return switchedOff;
+}
+
+function environmentOverrides(doc: Record<string, unknown>, env: NodeJS.ProcessEnv): ConfigProblem[] {
+  const server = doc['server'];
+  if (!server || typeof server !== 'object') return [];
+  const target = server as Record<string, unknown>;
+  const problems: ConfigProblem[] = [];
+  const port = env['PORT'];
+  if (port) {
+    if (!/^\d+$/.test(port) || Number(port) > 65535) {
+      problems.push({
+        path: 'PORT',
+        message: `must be an integer from 0 to 65535, got "${port}"`,
+        fix: 'set PORT to a port number, or unset it to use server.port',
       });
-    });
-    org.dlp?.custom.forEach((custom, j) => {
-      const problem = dlpPatternProblem(custom.pattern);
-      if (problem !== null) problems.push(`organizations[${i}].dlp.custom[${j}].pattern: ${problem}`);
-    });
-  });
+    } else target['port'] = Number(port);
+  }
+  if (env['HOST']) target['host'] = env['HOST'];
   return problems;
 }
 
-/** Parses, interpolates and validates a config document; throws ConfigError listing every problem by path. */
+/**
+ * Parses, interpolates and validates a config document. Every problem is reported at once, each by its
+ * path with its fix: schema errors and cross-references together, so fixing one never reveals another.
+ */
 export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, source = 'config'): GatewayConfig {
-  let raw: unknown;
-  try {
-    raw = parseYaml(text) ?? {};
-  } catch (err) {
-    throw new ConfigError(`${source}: not valid YAML: ${(err as Error).message.split('\n')[0]}`);
-  }
+  const yaml = yamlProblems(text);
+  if (yaml.problems.length > 0) throw configError(source, yaml.problems);
+  const raw = (yaml.doc ?? {}) as Record<string, unknown>;
   const doc = interpolate(raw, env) as Record<string, unknown>;
   // Unset key variables interpolate to "": those keys simply do not exist.
   for (const org of (Array.isArray(doc['organizations']) ? doc['organizations'] : []) as Record<string, unknown>[]) {
@@ -156,36 +149,21 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
       if (Array.isArray(user?.['keys'])) user['keys'] = (user['keys'] as unknown[]).filter((k) => k !== '');
     }
   }
-  // A provider whose `enabled` interpolated to "" (e.g. `${OPENAI_API_KEY:+true}` with the key unset) is off.
-  const providers = (doc['providers'] ?? {}) as Record<string, Record<string, unknown>>;
-  const disabled = new Set<string>();
-  for (const [name, provider] of Object.entries(providers)) {
-    const enabled = provider?.['enabled'];
-    if (enabled === '' || enabled === false || enabled === 'false') disabled.add(name);
-    if (provider && typeof provider === 'object') delete provider['enabled'];
-  }
-  for (const name of disabled) delete providers[name];
-  if (Array.isArray(doc['models']) && disabled.size > 0) {
-    doc['models'] = (doc['models'] as Record<string, unknown>[]).filter((m) => !disabled.has(String(m?.['provider'])));
-  }
+  const switchedOff = switchOff(raw, doc);
   const validate = validator();
-  if (!validate(doc)) {
-    const problems = (validate.errors ?? []).map(describe);
-    const unique = [...new Set(problems)];
-    throw new ConfigError(`${source}: ${unique.join('; ')}`, unique);
-  }
+  const problems = validate(doc) ? [] : (validate.errors ?? []).map(describe);
+  problems.push(...environmentOverrides(doc, env));
+  for (const check of CONFIG_CHECKS) problems.push(...check({ doc, switchedOff }));
+  if (problems.length > 0) throw configError(source, problems);
   const config = doc as unknown as GatewayConfig;
-  if (env['PORT']) {
-    const port = Number(env['PORT']);
-    if (!/^\d+$/.test(env['PORT']) || port > 65535) throw new ConfigError(`PORT: must be an integer from 0 to 65535, got "${env['PORT']}"`);
-    config.server.port = port;
-  }
-  if (env['HOST']) config.server.host = env['HOST'];
   for (const org of config.organizations) org.name ??= org.id;
   for (const org of config.organizations) for (const user of org.users) user.name ??= user.id;
-  const problems = crossCheck(config);
-  if (problems.length > 0) throw new ConfigError(`${source}: ${problems.join('; ')}`, problems);
   return config;
+}
+
+function configError(source: string, problems: ConfigProblem[]): ConfigError {
+  const lines = [...new Set(problems.map(formatProblem))];
+  return new ConfigError(`${source}: ${lines.join('; ')}`, lines);
 }
 
 export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<GatewayConfig> {

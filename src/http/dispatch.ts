@@ -5,7 +5,7 @@
 // operation's path family.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RouteSpec } from '../../openapi/build-artifacts';
+import type { RouteSpec } from './route-spec';
 import { errorFields } from '../log/logger';
 import type { AssembledPlugin } from '../pipeline/assemble';
 import type { RequestContext } from '../pipeline/context';

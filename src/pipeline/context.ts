@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EnvelopeFamily, GatewayError } from '../http/errors';
 import type { Principal } from '../store/types';
-import type { RouteSpec } from '../../openapi/build-artifacts';
+import type { RouteSpec } from '../http/route-spec';
 import type { CallAbort } from '../providers/http/call-abort';
 
 /** What one redact() call replaced. */

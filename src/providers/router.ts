@@ -1,7 +1,7 @@
 import type { GatewayConfig } from '../config/types';
 import { GatewayError } from '../http/errors';
 import { createProvider } from './registry';
-import type { CallOptions, ChatCompletion, ChatCompletionRequest, ModelRouter, Provider, ResolvedModel } from './types';
+import type { ModelRouter, Provider, ResolvedModel } from './types';
 import type { ModelConfig } from '../config/types';
 
 /** Resolves model ids per organization (its `models` allow-list) to the provider that serves them. */
@@ -38,11 +38,6 @@ export class ConfigModelRouter implements ModelRouter {
       throw new GatewayError('model_not_found', `The model '${modelId}' does not exist or you do not have access to it.`, { param: 'model' });
     }
     return { model, provider, upstreamModel: model.upstream ?? model.id };
-  }
-
-  async complete(orgId: string, request: ChatCompletionRequest, options: CallOptions = {}): Promise<ChatCompletion> {
-    const resolved = this.resolve(orgId, request.model);
-    return resolved.provider.chat(request, resolved.upstreamModel, options);
   }
 
   async close(): Promise<void> {

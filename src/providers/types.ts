@@ -126,7 +126,5 @@ export interface ModelRouter {
   list(orgId: string): ModelConfig[];
   /** Throws GatewayError model_not_found when the model is unknown or not allowed for the organization. */
   resolve(orgId: string, modelId: string): ResolvedModel;
-  /** Convenience: resolve + chat. */
-  complete(orgId: string, request: ChatCompletionRequest, options?: CallOptions): Promise<ChatCompletion>;
   close(): Promise<void>;
 }

@@ -78,7 +78,9 @@ describe('configuration', () => {
       for (const port of ['http', '-1', '70000', '80.5']) {
         assert.throws(
           () => parseConfig(defaultYaml, { PORT: port }),
-          (err: unknown) => err instanceof ConfigError && err.message === `PORT: must be an integer from 0 to 65535, got "${port}"`,
+          (err: unknown) =>
+            err instanceof ConfigError &&
+            err.problems[0] === `PORT: must be an integer from 0 to 65535, got "${port}" (fix: set PORT to a port number, or unset it to use server.port)`,
         );
       }
       assert.equal(parseConfig(defaultYaml, { PORT: '0' }).server.port, 0);
@@ -113,13 +115,19 @@ describe('configuration', () => {
       (orgs[0]!['users'] as Record<string, unknown>[])[1]!['role'] = 'owner';
       doc['store'] = { driver: 'embedded', pathh: './x' };
       const problems = problemsOf(doc);
-      assert.ok(problems.includes('organizations[0].users[1].role: must be one of "admin", "member"'), problems.join('\n'));
-      assert.ok(problems.includes('store.pathh: unknown key'), problems.join('\n'));
+      assert.ok(
+        problems.includes('organizations[0].users[1].role: must be one of "admin", "member" (fix: write one of those instead of "owner")'),
+        problems.join('\n'),
+      );
+      assert.ok(
+        problems.some((p) => p.startsWith('store.pathh: unknown key (fix: remove it, or did you mean "path"?')),
+        problems.join('\n'),
+      );
     });
 
     it('reports a missing required key by its path', () => {
       const doc = mergeConfig(baseConfigDocument(), { models: [{ id: 'x' }] });
-      assert.ok(problemsOf(doc).includes('models[0].provider: is required'));
+      assert.ok(problemsOf(doc).includes('models[0].provider: is required (fix: add provider)'));
     });
 
     it('rejects a model on an unknown provider and an agent on an unknown model', () => {
@@ -178,7 +186,10 @@ describe('configuration', () => {
       const orgs = doc['organizations'] as Record<string, unknown>[];
       orgs[0]!['groups'] = [{ id: 'finance', members: ['u-ghost'] }];
       const problems = problemsOf(doc);
-      assert.ok(problems.includes('organizations[0].groups[0].members[0]: no user "u-ghost" in organization "acme"'), problems.join('\n'));
+      assert.ok(
+        problems.some((p) => p.startsWith('organizations[0].groups[0].members[0]: no user "u-ghost" in organization "acme" (fix: ')),
+        problems.join('\n'),
+      );
     });
 
     it('rejects an invalid custom DLP pattern naming its path', () => {
@@ -192,16 +203,58 @@ describe('configuration', () => {
       );
     });
 
-    it('says in one line when the file is not YAML', () => {
+    it('says in one line when the file is not YAML, with the line and what it reads', () => {
       assert.throws(
-        () => parseConfig('server: [unclosed', {}, 'cfg.yaml'),
+        () => parseConfig('server:\n  port: 8080\nstore:\n  driver: embedded\n  a: b: c\n', {}, 'cfg.yaml'),
         (err: unknown) => {
           assert.ok(err instanceof ConfigError);
-          assert.match(err.message, /^cfg\.yaml: not valid YAML: /);
+          assert.match(err.message, /^cfg\.yaml: line 5, column \d+: not valid YAML: .+ \(fix: correct this line: "a: b: c"\)$/);
           assert.ok(!err.message.includes('\n'));
           return true;
         },
       );
+    });
+  });
+
+  describe('every problem at once, each with its path and fix', () => {
+    it('reports schema errors and cross-references together', () => {
+      const doc = mergeConfig(baseConfigDocument(), { server: { port: 'eighty' } });
+      (doc['organizations'] as Record<string, unknown>[])[0]!['models'] = ['dmeo'];
+      const problems = problemsOf(doc);
+      assert.ok(problems.includes('server.port: must be integer (fix: write integer instead of "eighty")'), problems.join('\n'));
+      assert.ok(
+        problems.some((p) => p.startsWith('organizations[0].models[0]: no model with id "dmeo" (fix: did you mean "demo"?')),
+        problems.join('\n'),
+      );
+    });
+
+    it('rejects an organization model that does not exist, and accepts "*" and real ids', () => {
+      const doc = baseConfigDocument();
+      (doc['organizations'] as Record<string, unknown>[])[0]!['models'] = ['*', 'demo', 'dmeo'];
+      const problems = problemsOf(doc);
+      assert.deepEqual(
+        problems.filter((p) => p.startsWith('organizations[')),
+        ['organizations[0].models[2]: no model with id "dmeo" (fix: did you mean "demo"? ("*" (every model) or a model id: "*", "demo"))'],
+      );
+    });
+
+    it('names the provider and the unset variable when a referenced model was switched off', () => {
+      const doc = mergeConfig(baseConfigDocument(), {
+        providers: { openai: { enabled: '${OPENAI_API_KEY:+true}', type: 'openai', baseUrl: 'https://api.openai.com/v1', apiKey: '${OPENAI_API_KEY:-}' } },
+        models: [
+          { id: 'demo', provider: 'demo' },
+          { id: 'gpt-4o-mini', provider: 'openai' },
+        ],
+        evaluation: { model: 'gpt-4o-mini' },
+      });
+      const problems = problemsOf(doc, {});
+      assert.ok(
+        problems.includes(
+          'evaluation.model: model "gpt-4o-mini" is switched off: its provider "openai" is disabled because OPENAI_API_KEY is not set (fix: set OPENAI_API_KEY, or use a model that is on: "demo")',
+        ),
+        problems.join('\n'),
+      );
+      assert.doesNotThrow(() => parseConfig(stringify(doc), { OPENAI_API_KEY: 'sk-x' }));
     });
   });
 

@@ -61,17 +61,22 @@ describe('SSE writer', () => {
   });
 
   it('writes no heartbeat while events keep flowing, and frames multi-line data and named events', async () => {
+    // The stream lasts longer than the heartbeat interval (25 × 50 ms against 1 s), so a writer that
+    // ignored the events would beat; each gap is a twentieth of the interval, so a busy machine's
+    // scheduling delays do not open a silence long enough for a beat.
+    const EVENTS = 25;
     const { server, url } = await serve(async (sse) => {
-      for (let i = 0; i < 5; i += 1) {
+      for (let i = 0; i < EVENTS; i += 1) {
         void sse.event(`${i}`);
-        await sleep(30);
+        await sleep(50);
       }
       void sse.event('a\nb', 'message_delta');
       void sse.done();
-    }, 80);
+    }, 1000);
     try {
       const text = await (await fetch(url)).text();
-      assert.equal(text, 'data: 0\n\ndata: 1\n\ndata: 2\n\ndata: 3\n\ndata: 4\n\nevent: message_delta\ndata: a\ndata: b\n\ndata: [DONE]\n\n');
+      const numbered = Array.from({ length: EVENTS }, (_, i) => `data: ${i}\n\n`).join('');
+      assert.equal(text, `${numbered}event: message_delta\ndata: a\ndata: b\n\ndata: [DONE]\n\n`);
     } finally {
       server.close();
     }

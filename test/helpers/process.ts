@@ -32,7 +32,7 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs one CLI command to completion. */
+/** Runs one CLI command to completion. The ceilings are generous: a fresh embedded store on a busy machine takes a minute. */
 export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MAIN, ...args], { cwd: options.cwd ?? ROOT, env: baseEnv(options.env ?? {}) });
@@ -43,7 +43,7 @@ export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?:
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`agent-gateway ${args.join(' ')} timed out; stderr: ${stderr}`));
-    }, options.timeoutMs ?? 30_000);
+    }, options.timeoutMs ?? 120_000);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
@@ -125,7 +125,7 @@ export async function startServer(args: string[], options: { env?: NodeJS.Proces
   const child = spawn(process.execPath, [MAIN, ...args], { cwd: options.cwd ?? ROOT, env: baseEnv(options.env ?? {}) });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const started = await whenStarted(child, 'server', options.timeoutMs ?? 30_000);
+  const started = await whenStarted(child, 'server', options.timeoutMs ?? 120_000);
   return {
     child,
     url: `http://127.0.0.1:${String(started.startLine['port'] ?? '')}`,

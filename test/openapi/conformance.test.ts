@@ -8,8 +8,20 @@ import type { OpenAPIV3_1 } from 'openapi-types';
 import request from 'supertest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { derefIn, loadGeneratedDocument } from '../helpers/openapi-document';
+import { waitFor } from '../helpers/wait';
 
 const doc = loadGeneratedDocument();
+
+/**
+ * The only operations allowed to answer 501 (not implemented): the Responses interface, described in
+ * the document but not built yet. Any other operation answering 501 fails its conformance test (501 is
+ * undocumented), rather than being skipped. Remove an entry when its operation is built.
+ */
+const NOT_YET_IMPLEMENTED: readonly { operationId: string; method: 'get' | 'post'; path: string; body?: object }[] = [
+  { operationId: 'createResponse', method: 'post', path: '/v1/responses', body: { model: 'demo', input: 'Hello' } },
+  { operationId: 'getResponse', method: 'get', path: '/v1/responses/resp_0123456789abcdef' },
+  { operationId: 'listResponseInputItems', method: 'get', path: '/v1/responses/resp_0123456789abcdef/input_items' },
+];
 const AGENT_ID = '6f1d8a52-3c0e-4b7e-9a41-2f5c7d9e0b13';
 
 const ajv = new Ajv2020({ strict: false, allErrors: true, discriminator: true });
@@ -116,18 +128,12 @@ describe('responses conform to the OpenAPI document', function () {
     await gw?.close();
   });
 
-  /** Skips a check whose handler is still a placeholder (501 is deliberately undocumented). */
-  function built(ctx: Mocha.Context, res: request.Response): void {
-    if (res.status === 501) ctx.skip();
-  }
-
   it('models', async () => {
     conforms('listModels', await request(gw.url).get('/v1/models').set(admin()));
   });
 
-  it('agents: list, detail on both paths, webhooks, and errors', async function () {
+  it('agents: list, detail on both paths, webhooks, and errors', async () => {
     const list = await request(gw.url).get('/v1/agents/list').set(admin());
-    built(this, list);
     conforms('listAgents', list);
     assert.equal(list.body.items.length, 1);
     conforms('getAgent', await request(gw.url).get(`/v1/agents/${AGENT_ID}`).set(admin()));
@@ -140,21 +146,23 @@ describe('responses conform to the OpenAPI document', function () {
     conforms('listAgents', await request(gw.url).get('/v1/agents/list').expect(401));
   });
 
-  it('runs: trigger, poll, evals, conversation items, restart, cancel, webhook trigger', async function () {
+  it('runs: trigger, poll, evals, conversation items, restart, cancel, webhook trigger', async () => {
     const created = await request(gw.url)
       .post('/v1/agents/runs')
       .set(admin())
       .send({ agentId: AGENT_ID, inputs: [{ name: 'topic', value: 'tides' }] });
-    built(this, created);
     conforms('createRun', created);
     conforms('createRun', await request(gw.url).post('/v1/agents/runs').set(admin()).send({ agentId: AGENT_ID }).expect(422));
     conforms('createRun', await request(gw.url).post('/v1/agents/runs').set(admin()).send({}).expect(400));
     const { runId, conversationId } = created.body as { runId: string; conversationId: string };
     let run = await request(gw.url).get(`/v1/runs/${runId}`).set(admin());
-    for (let i = 0; i < 50 && run.body.status === 'in_progress'; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      run = await request(gw.url).get(`/v1/runs/${runId}`).set(admin());
-    }
+    await waitFor(
+      async () => {
+        run = await request(gw.url).get(`/v1/runs/${runId}`).set(admin());
+        return run.body.status !== 'in_progress';
+      },
+      { timeoutMs: 60_000, what: `run ${runId} to finish` },
+    );
     conforms('getRun', run);
     conforms('getRunEvals', await request(gw.url).get(`/v1/runs/${runId}/evals`).set(admin()));
     conforms('listConversationItems', await request(gw.url).get(`/v1/conversations/${conversationId}/items?order=asc`).set(admin()));
@@ -179,17 +187,15 @@ describe('responses conform to the OpenAPI document', function () {
     conforms('triggerWebhook', await request(gw.url).post('/v1/webhooks/not-a-token').send({}).expect(404));
   });
 
-  it('admin audit', async function () {
+  it('admin audit', async () => {
     const res = await request(gw.url).get('/v1/admin/audit?limit=5').set(admin());
-    built(this, res);
     conforms('listAuditRecords', res);
     conforms('listAuditRecords', await request(gw.url).get('/v1/admin/audit').set(gw.auth('member')));
   });
 
-  it('chat completions, JSON and streamed', async function () {
+  it('chat completions, JSON and streamed', async () => {
     const body = { model: 'demo', messages: [{ role: 'user', content: 'Hello' }] };
     const res = await request(gw.url).post('/v1/chat/completions').set(admin()).send(body);
-    built(this, res);
     conforms('createChatCompletion', res);
     conforms(
       'createChatCompletion',
@@ -209,17 +215,15 @@ describe('responses conform to the OpenAPI document', function () {
     );
   });
 
-  it('legacy completions', async function () {
+  it('legacy completions', async () => {
     const res = await request(gw.url).post('/v1/completions').set(admin()).send({ model: 'demo', prompt: 'Hello', max_tokens: 8 });
-    built(this, res);
     conforms('createCompletion', res);
     conforms('createCompletion', await sse(request(gw.url).post('/v1/completions').set(admin()).send({ model: 'demo', prompt: 'Hello', stream: true })));
   });
 
-  it('Anthropic messages, JSON and streamed', async function () {
+  it('Anthropic messages, JSON and streamed', async () => {
     const body = { model: 'demo', max_tokens: 32, messages: [{ role: 'user', content: 'Hello' }] };
     const res = await request(gw.url).post('/v1/messages').set(admin()).send(body);
-    built(this, res);
     conforms('createMessage', res);
     conforms(
       'createMessage',
@@ -239,6 +243,20 @@ describe('responses conform to the OpenAPI document', function () {
         .expect(400),
     );
   });
+
+  for (const { operationId, method, path, body } of NOT_YET_IMPLEMENTED) {
+    it(`${operationId} is listed as not yet implemented: 501 in the OpenAI envelope, saying so`, async () => {
+      assert.equal(operation(operationId).operationId, operationId);
+      const call = method === 'post' ? request(gw.url).post(path).send(body) : request(gw.url).get(path);
+      const res = await call.set(admin());
+      assert.equal(res.status, 501, JSON.stringify(res.body));
+      assert.ok(res.headers['x-request-id']);
+      const error = (res.body as { error: { type: string; code: string; message: string } }).error;
+      assert.equal(error.type, 'server_error');
+      assert.equal(error.code, 'not_implemented');
+      assert.match(error.message, /is not available in this version of agent-gateway; use POST \/v1\/chat\/completions\.$/);
+    });
+  }
 
   it('meta endpoints', async () => {
     conforms('getLiveness', await request(gw.url).get('/health/live'));

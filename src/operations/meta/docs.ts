@@ -13,9 +13,24 @@ export function openapiText(): Promise<string> {
   return documentText;
 }
 
+let servedText: Promise<string> | undefined;
+/**
+ * The document as served: its `servers` is the relative URL "/", which a client (the /docs page's
+ * "Try it out") resolves against the address it fetched the document from, so calls go to the gateway
+ * that served it whatever its host and port. The file's own `servers` names the default installation.
+ * Relative rather than built from the Host header: a client-chosen header never lands in the document.
+ */
+function servedOpenapiText(): Promise<string> {
+  servedText ??= openapiText().then((text) => {
+    const document = JSON.parse(text) as Record<string, unknown>;
+    return JSON.stringify({ ...document, servers: [{ url: '/', description: 'The gateway that serves this document.' }] }, null, 2);
+  });
+  return servedText;
+}
+
 export const getOpenApiDocument: Handler = async () => ({
   status: 200,
-  raw: { contentType: 'application/json; charset=utf-8', data: await openapiText() },
+  raw: { contentType: 'application/json; charset=utf-8', data: await servedOpenapiText() },
 });
 
 const PAGE = `<!doctype html>

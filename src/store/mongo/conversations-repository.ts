@@ -3,7 +3,7 @@ import type { ConversationRepository } from '../port';
 import { LeaseLostError, type ConversationItemRecord, type ConversationRecord } from '../types';
 import { date, isDuplicateKey, type Collections, type ConversationDoc, type ItemDoc } from './collections';
 import { agentGrantsAnyExpr, visibleRecordMatch } from './permissions';
-import { generationIs } from './runs-repository';
+import { generationIs } from './lease-generation';
 
 function toConversation(doc: ConversationDoc): ConversationRecord {
   return { id: doc._id, orgId: doc.orgId, userId: doc.userId, runId: doc.runId, metadata: doc.metadata, createdAt: doc.createdAt.toISOString() };

@@ -1,8 +1,9 @@
-import type { Filter, FilterOperators, UpdateFilter } from 'mongodb';
+import type { Filter, UpdateFilter } from 'mongodb';
 import type { RunRepository } from '../port';
 import type { ConversationRecord, RunPatch, RunRecord, RunStatus, StepInit, VisibleRun } from '../types';
 import { date, dateOrNull, isoOrNull, type AgentDoc, type Collections, type RunDoc } from './collections';
 import { conversationDoc } from './conversations-repository';
+import { generationIs } from './lease-generation';
 import { stepDocs } from './records-repositories';
 import { agentGrantsAnyExpr, visibleRecordMatch } from './permissions';
 
@@ -33,11 +34,6 @@ export function toRun(doc: RunDoc): RunRecord {
     leaseGeneration: doc.leaseGeneration ?? 0,
     revision: doc.revision,
   };
-}
-
-/** A generation filter that also matches documents written before lease fencing (no field: 0). */
-export function generationIs(generation: number): number | FilterOperators<number | undefined> {
-  return generation === 0 ? { $not: { $gt: 0 } } : generation;
 }
 
 function patchDoc(patch: RunPatch): Partial<RunDoc> {
