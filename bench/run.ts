@@ -275,7 +275,9 @@ function runLoad(target: Target, concurrency: number, durationMs: number, stream
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.once('exit', (code) => {
       if (code !== 0) return reject(new Error(`load generator exited with ${code}`));
-      resolve(JSON.parse(out.trim()) as CellResult);
+      // A figure with no samples (no request finished in time) is null in JSON: NaN here, never a pass.
+      const parsed = JSON.parse(out.trim()) as Record<keyof CellResult, number | null>;
+      resolve(Object.fromEntries(Object.entries(parsed).map(([name, value]) => [name, value ?? NaN])) as unknown as CellResult);
     });
   });
 }
