@@ -309,7 +309,6 @@ function gatewayConfig(dir: string, upstreams: Upstreams, store: StoreKind, post
               type: 'openai',
               baseUrl: `http://127.0.0.1:${upstreams.plain}/v1`,
               apiKey: 'upstream-key',
-              allowPrivateNetwork: true,
               retries: { max: 0 },
             },
           }
@@ -321,7 +320,6 @@ function gatewayConfig(dir: string, upstreams: Upstreams, store: StoreKind, post
               type: 'openai',
               baseUrl: `https://127.0.0.1:${upstreams.tls.port}/v1`,
               apiKey: 'upstream-key',
-              allowPrivateNetwork: true,
               retries: { max: 0 },
               tls: { caFile: upstreams.tls.caFile },
             },
