@@ -27,6 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { stringify } from 'yaml';
+import { makeCertificate } from './certificate';
 
 const DIST = path.resolve(__dirname);
 const MAIN = path.resolve(__dirname, '../src/main.js');
@@ -61,40 +62,6 @@ function upstreamsWanted(): UpstreamKind[] {
   if (value === 'plain' || value === 'tls') return [value];
   if (value === 'both') return ['plain', 'tls'];
   throw new Error('--upstream must be plain, tls or both');
-}
-
-/**
- * A self-signed certificate for 127.0.0.1, made now (nothing is downloaded or kept): the TLS upstream
- * serves it, and the floor, the load generator and the gateway trust it as their only CA.
- */
-function makeCertificate(dir: string): { cert: string; key: string } {
-  const cert = path.join(dir, 'upstream-cert.pem');
-  const key = path.join(dir, 'upstream-key.pem');
-  const made = spawnSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { encoding: 'utf8' },
-  );
-  if (made.status !== 0) throw new Error(`openssl could not make the TLS upstream's certificate: ${made.error?.message ?? made.stderr}`);
-  return { cert, key };
 }
 
 function storesWanted(): StoreKind[] {
