@@ -1,6 +1,7 @@
 // The load generator, a process of its own: closed-loop, CONCURRENCY requests in flight for DURATION
 // seconds over keep-alive connections (undici), recording latency and time to first body byte.
 // Prints one JSON line of results.
+import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
 
 interface Args {
@@ -10,10 +11,11 @@ interface Args {
   warmupMs: number;
   stream: boolean;
   key: string;
+  model: string;
 }
 
 function parseArgs(): Args {
-  const [url, concurrency, durationMs, warmupMs, stream, key] = process.argv.slice(2);
+  const [url, concurrency, durationMs, warmupMs, stream, key, model] = process.argv.slice(2);
   return {
     url: String(url),
     concurrency: Number(concurrency),
@@ -21,6 +23,7 @@ function parseArgs(): Args {
     warmupMs: Number(warmupMs),
     stream: stream === 'stream',
     key: key ?? '',
+    model: model || 'bench-model',
   };
 }
 
@@ -32,9 +35,16 @@ function percentile(sorted: Float64Array, p: number): number {
 async function main(): Promise<void> {
   const args = parseArgs();
   const url = new URL(args.url);
-  const pool = new Pool(url.origin, { connections: args.concurrency, pipelining: 1, keepAliveTimeout: 60_000 });
+  // An https target (the TLS upstream called directly) is verified against the bench's own CA.
+  const ca = process.env['BENCH_CA'];
+  const pool = new Pool(url.origin, {
+    connections: args.concurrency,
+    pipelining: 1,
+    keepAliveTimeout: 60_000,
+    ...(ca ? { connect: { ca: readFileSync(ca) } } : {}),
+  });
   const body = JSON.stringify({
-    model: 'bench-model',
+    model: args.model,
     messages: [
       { role: 'system', content: 'You are a helpful assistant.' },
       { role: 'user', content: 'Write one sentence about foxes.' },

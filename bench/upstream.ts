@@ -1,10 +1,15 @@
 // The benchmark's fake OpenAI-format upstream: as cheap as node:http allows, so the measurement is
 // the proxy's overhead and not the upstream's. Non-streaming answers one fixed chat completion;
 // streaming answers CHUNKS chat-completion chunks CHUNK_GAP_MS apart (like a model emitting tokens).
-import { createServer } from 'node:http';
+// With BENCH_TLS_CERT and BENCH_TLS_KEY (PEM file paths) it serves https instead of http.
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 
 const CHUNKS = Number(process.env['BENCH_CHUNKS'] ?? 20);
 const CHUNK_GAP_MS = Number(process.env['BENCH_CHUNK_GAP_MS'] ?? 2);
+const TLS_CERT = process.env['BENCH_TLS_CERT'];
+const TLS_KEY = process.env['BENCH_TLS_KEY'];
 
 const completion = Buffer.from(
   JSON.stringify({
@@ -31,7 +36,7 @@ const first = chunk({ role: 'assistant', content: '' }, null);
 const middle = chunk({ content: 'token ' }, null);
 const last = Buffer.concat([chunk({}, 'stop', { prompt_tokens: 12, completion_tokens: CHUNKS, total_tokens: 12 + CHUNKS }), Buffer.from('data: [DONE]\n\n')]);
 
-const server = createServer((req, res) => {
+function answer(req: IncomingMessage, res: ServerResponse): void {
   const parts: Buffer[] = [];
   req.on('data', (d: Buffer) => parts.push(d));
   req.on('end', () => {
@@ -55,7 +60,9 @@ const server = createServer((req, res) => {
     }, CHUNK_GAP_MS);
     res.on('close', () => clearInterval(timer));
   });
-});
+}
+
+const server = TLS_CERT && TLS_KEY ? createTlsServer({ cert: readFileSync(TLS_CERT), key: readFileSync(TLS_KEY) }, answer) : createServer(answer);
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => {
   const address = server.address();

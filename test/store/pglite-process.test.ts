@@ -1,6 +1,7 @@
 // The embedded database's own process: statements run there (not on the gateway's thread), a
 // transaction keeps other statements out until it ends, a crashed process is started again with the
-// committed data intact, and the process never outlives the gateway that started it.
+// committed data intact, the process never outlives the gateway that started it, and its memory stays
+// within the embedded configuration's budget.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -8,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openPglite } from '../../src/store/sql/database';
 import { JsonBytes } from '../../src/store/sql/params';
+import { createSqlStore } from '../../src/store/sql/sql-store';
 
 const alive = (pid: number): boolean => {
   try {
@@ -167,6 +169,48 @@ describe('embedded store: PGlite in a process of its own', function () {
       await waitFor(() => !alive(first), 5000, 'the process to die');
       assert.deepEqual(await db.query('SELECT a FROM t'), [{ a: 7 }]);
       assert.ok(db.pid && db.pid !== first, 'a new process');
+    });
+  });
+
+  it('its memory stays bounded: peak RSS under 170 MB through 60 batches of 2,000 audit calls', async function () {
+    // The embedded configuration's two processes share a 250 MB budget (gateway ~110 MB at peak). With
+    // V8's defaults this process was ~220 MB before its first statement (pglite-process.ts says where
+    // it went); RSS does not depend on timing, so this holds on a busy machine too.
+    this.timeout(300_000);
+    await withDatabase(async (db) => {
+      const store = createSqlStore(db);
+      await store.migrate();
+      let n = 0;
+      for (let batch = 0; batch < 60; batch++) {
+        const audit: string[] = [];
+        for (let i = 0; i < 2000; i++, n++) {
+          audit.push(
+            JSON.stringify({
+              id: `0192d000-0000-7000-8000-${n.toString(16).padStart(12, '0')}`,
+              at: new Date(1_700_000_000_000 + n).toISOString(),
+              orgId: 'acme',
+              userId: 'u1',
+              keyId: 'k1',
+              method: 'POST',
+              route: '/v1/chat/completions',
+              operationId: 'createChatCompletion',
+              resourceIds: {},
+              status: 200,
+              latencyMs: 3.5,
+              requestId: `req_${n}`,
+              model: 'gpt-4o-mini',
+              promptTokens: 12,
+              completionTokens: 10,
+            }),
+          );
+        }
+        await store.audit.insertJson({ audit: Buffer.from(`[${audit.join(',')}]`), usage: Buffer.from('[]') });
+      }
+      const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_records');
+      assert.equal(row!.n, n, 'every record written');
+      const status = await readFile(`/proc/${db.pid!}/status`, 'utf8');
+      const peakMb = Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024;
+      assert.ok(peakMb < 170, `the database process peaked at ${peakMb.toFixed(1)} MB`);
     });
   });
 
