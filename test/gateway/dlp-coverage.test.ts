@@ -272,4 +272,150 @@ describe('gateway: DLP on every inbound format', function () {
       });
     }
   });
+
+  describe('tool definitions, author names, stop sequences and end-user ids', () => {
+    /** A parameter schema with secrets in every text-bearing place, and structure that must survive. */
+    const schema = (): Record<string, unknown> => ({
+      type: 'object',
+      description: SENSITIVE,
+      properties: {
+        to: { type: 'string', title: SENSITIVE, description: SENSITIVE, enum: ['jane.doe@example.com', 'ops'], default: 'jane.doe@example.com' },
+        project: { type: 'string', pattern: '^PRJ-[0-9]{6}$', const: 'PRJ-123456', examples: ['PRJ-123456'] },
+        items: { type: 'array', items: { anyOf: [{ type: 'string', description: SENSITIVE }, { $ref: '#/$defs/note' }] } },
+      },
+      $defs: { note: { type: 'object', properties: { body: { type: 'string', description: SENSITIVE } }, required: ['body'] } },
+      required: ['to', 'project'],
+      additionalProperties: false,
+    });
+
+    /** The schema as it must arrive: text redacted, keywords, property names and patterns as written. */
+    function assertSchemaRedacted(sent: unknown, what: string): void {
+      const got = sent as Record<string, Record<string, Record<string, unknown>>>;
+      assertRedacted(JSON.stringify(got), what);
+      assert.deepEqual(Object.keys(got['properties']!), ['to', 'project', 'items'], `${what}: property names kept`);
+      assert.deepEqual(got['required'], ['to', 'project'], `${what}: required kept`);
+      assert.equal(got['additionalProperties'], false);
+      assert.equal(got['properties']!['project']!['pattern'], '^PRJ-[0-9]{6}$', `${what}: pattern kept`);
+      assert.deepEqual(got['properties']!['to']!['enum'], ['[REDACTED:email]', 'ops'], `${what}: enum values redacted`);
+      assert.equal(got['properties']!['to']!['default'], '[REDACTED:email]', `${what}: default redacted`);
+      assert.equal(got['properties']!['project']!['const'], '[REDACTED:project]', `${what}: const redacted`);
+      assert.deepEqual(got['$defs']!['note']!['required'], ['body']);
+      assert.equal(((got['properties']!['items']!['items'] as Record<string, unknown[]>)['anyOf']![1] as Record<string, string>)['$ref'], '#/$defs/note');
+    }
+
+    const chatBody = (model: string, stream: boolean): Record<string, unknown> => ({
+      model,
+      stream,
+      max_tokens: 20,
+      user: 'jane.doe@example.com',
+      stop: ['PRJ-123456', 'END'],
+      messages: [
+        { role: 'system', name: 'AKIAIOSFODNN7EXAMPLE', content: 'be brief' },
+        { role: 'user', name: 'PRJ-123456', content: 'hello' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'send_mail', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: [{ type: 'text', text: SENSITIVE }] },
+      ],
+      tools: [{ type: 'function', function: { name: 'send_mail', description: SENSITIVE, parameters: schema() } }],
+      ...(model === 'gpt-test'
+        ? {
+            functions: [{ name: 'legacy_send', description: SENSITIVE, parameters: schema() }],
+            response_format: { type: 'json_schema', json_schema: { name: 'answer', description: SENSITIVE, schema: schema() } },
+          }
+        : {}),
+    });
+
+    for (const stream of [false, true]) {
+      const mode = stream ? 'streamed' : 'JSON';
+      it(`chat (pass-through, ${mode}): redacts tool and function definitions, the response_format schema, message names, stop and user`, async () => {
+        const res = await post('/v1/chat/completions', chatBody('gpt-test', stream));
+        assert.equal(res.status, 200);
+        await res.text();
+        const { raw, json } = sentUpstream();
+        assertRedacted(raw, 'upstream body');
+        const tool = (json['tools'] as { function: Record<string, unknown> }[])[0]!.function;
+        assert.equal(tool['name'], 'send_mail', 'function names are identifiers and pass');
+        assertRedacted(tool['description'] as string, 'tool description');
+        assertSchemaRedacted(tool['parameters'], 'tool parameters');
+        const legacy = (json['functions'] as Record<string, unknown>[])[0]!;
+        assert.equal(legacy['name'], 'legacy_send');
+        assertSchemaRedacted(legacy['parameters'], 'functions[].parameters');
+        const jsonSchema = (json['response_format'] as Record<string, Record<string, unknown>>)['json_schema']!;
+        assert.equal(jsonSchema['name'], 'answer');
+        assertRedacted(jsonSchema['description'] as string, 'json_schema description');
+        assertSchemaRedacted(jsonSchema['schema'], 'response_format schema');
+        const messages = json['messages'] as Record<string, unknown>[];
+        assert.equal(messages[0]!['name'], '[REDACTED:secret_key]');
+        assert.equal(messages[1]!['name'], '[REDACTED:project]');
+        assert.deepEqual(json['stop'], ['[REDACTED:project]', 'END']);
+        assert.equal(json['user'], '[REDACTED:email]');
+      });
+
+      it(`chat (translated to an anthropic provider, ${mode}): the provider gets redacted tool definitions, names and stop sequences`, async () => {
+        anthropic.script(stream ? { kind: 'sse', events: textThenToolEvents() } : { kind: 'json', body: textMessage('fine') });
+        const res = await post('/v1/chat/completions', chatBody('claude-direct', stream));
+        assert.equal(res.status, 200);
+        await res.text();
+        assert.equal(anthropic.requests.length, 1);
+        const seen = anthropic.requests[0]!;
+        assertRedacted(seen.raw, 'translated upstream body');
+        const tool = (seen.body['tools'] as Record<string, unknown>[])[0]!;
+        assert.equal(tool['name'], 'send_mail');
+        assertSchemaRedacted(tool['input_schema'], 'input_schema');
+        assert.deepEqual(seen.body['stop_sequences'], ['[REDACTED:project]', 'END']);
+      });
+
+      it(`legacy completions (${mode}): redacts stop (string and array) and user`, async () => {
+        for (const stop of ['PRJ-123456', ['PRJ-123456', 'END']]) {
+          env.upstream.requests.length = 0;
+          const res = await post('/v1/completions', { model: 'gpt-test', prompt: 'hello', stop, user: 'jane.doe@example.com', stream, max_tokens: 3 });
+          assert.equal(res.status, 200);
+          await res.text();
+          const { raw, json } = sentUpstream();
+          assertRedacted(raw, 'upstream body');
+          assert.deepEqual(json['stop'], typeof stop === 'string' ? '[REDACTED:project]' : ['[REDACTED:project]', 'END']);
+          assert.equal(json['user'], '[REDACTED:email]');
+        }
+      });
+    }
+
+    const messagesBody = (model: string, stream: boolean): Record<string, unknown> => ({
+      model,
+      max_tokens: 50,
+      stream,
+      stop_sequences: ['PRJ-123456', 'END'],
+      tools: [{ name: 'send_mail', description: SENSITIVE, input_schema: schema() }],
+      messages: [{ role: 'user', content: 'hello' }],
+    });
+
+    for (const stream of [false, true]) {
+      const mode = stream ? 'streamed' : 'JSON';
+      it(`messages (pass-through, ${mode}): redacts tool descriptions, input_schema text and stop sequences`, async () => {
+        anthropic.script(stream ? { kind: 'sse', events: textThenToolEvents() } : { kind: 'json', body: textMessage('fine') });
+        const res = await post('/v1/messages', messagesBody('claude-direct', stream));
+        assert.equal(res.status, 200);
+        await res.text();
+        assert.equal(anthropic.requests.length, 1);
+        const seen = anthropic.requests[0]!;
+        assertRedacted(seen.raw, 'pass-through upstream body');
+        const tool = (seen.body['tools'] as Record<string, unknown>[])[0]!;
+        assert.equal(tool['name'], 'send_mail');
+        assertRedacted(tool['description'] as string, 'tool description');
+        assertSchemaRedacted(tool['input_schema'], 'input_schema');
+        assert.deepEqual(seen.body['stop_sequences'], ['[REDACTED:project]', 'END']);
+      });
+
+      it(`messages (translated, ${mode}): the provider gets redacted tool definitions and stop sequences`, async () => {
+        const res = await post('/v1/messages', messagesBody('gpt-test', stream));
+        assert.equal(res.status, 200);
+        await res.text();
+        const { raw, json } = sentUpstream();
+        assertRedacted(raw, 'translated upstream body');
+        const tool = (json['tools'] as { function: Record<string, unknown> }[])[0]!.function;
+        assert.equal(tool['name'], 'send_mail');
+        assertRedacted(tool['description'] as string, 'tool description');
+        assertSchemaRedacted(tool['parameters'], 'tool parameters');
+        assert.deepEqual(json['stop'], ['[REDACTED:project]', 'END']);
+      });
+    }
+  });
 });

@@ -4,10 +4,14 @@
 // content sources; title and context), search results; blocks of a type not listed here have all
 // their string values inspected. Images are media and pass; thinking blocks pass, since they are
 // signed by the provider that wrote them and an edited one is refused. A document that cannot be
-// inspected (binary base64, a URL or a file id the upstream would fetch) is refused. The walk edits
-// the request's own copy in place.
+// inspected (binary base64, a URL or a file id the upstream would fetch) is refused. Tool definitions:
+// the description and the text of the `input_schema` (never its keywords or property names; tool names
+// are identifiers the model's calls must match and pass). Stop sequences and `metadata.user_id` are
+// caller text the upstream receives, so they are inspected too. The walk edits the request's own copy
+// in place.
 import type { Redactor } from '../../pipeline/context';
 import { redactBase64Text, uninspectable } from '../dlp/inline-file';
+import { redactJsonSchema } from '../dlp/redact-json-schema';
 import { isRecord, redactField, redactStrings, type JsonRecord } from '../dlp/redact-values';
 
 /** Properties the upstream reads as structure (ids, types, signatures), never as text. */
@@ -64,7 +68,7 @@ function redactBlocksIn(holder: JsonRecord, key: string, redactor: Redactor, par
   else if (Array.isArray(content)) content.forEach((block, j) => redactBlock(block, redactor, `${param}[${j}]`));
 }
 
-/** Redacts a Messages body copy in place (its `system` and `messages` deep-copied first). */
+/** Redacts a Messages body copy in place (every field it edits deep-copied first). */
 export function redactMessagesRequest(copy: JsonRecord, redactor: Redactor): void {
   if (copy['system'] !== undefined && copy['system'] !== null) {
     const holder: JsonRecord = { system: structuredClone(copy['system']) };
@@ -77,5 +81,24 @@ export function redactMessagesRequest(copy: JsonRecord, redactor: Redactor): voi
       if (isRecord(message)) redactBlocksIn(message, 'content', redactor, `messages[${i}].content`);
     });
     copy['messages'] = messages;
+  }
+  if (Array.isArray(copy['tools'])) {
+    const tools = structuredClone(copy['tools']) as unknown[];
+    for (const tool of tools) {
+      if (!isRecord(tool)) continue;
+      redactField(tool, 'description', redactor);
+      redactJsonSchema(tool['input_schema'], redactor);
+    }
+    copy['tools'] = tools;
+  }
+  if (Array.isArray(copy['stop_sequences'])) {
+    copy['stop_sequences'] = (copy['stop_sequences'] as unknown[]).map((entry) =>
+      typeof entry === 'string' && entry !== '' ? redactor.redact(entry).text : entry,
+    );
+  }
+  if (isRecord(copy['metadata'])) {
+    const metadata = { ...copy['metadata'] };
+    redactField(metadata, 'user_id', redactor);
+    copy['metadata'] = metadata;
   }
 }

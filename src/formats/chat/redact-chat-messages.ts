@@ -1,11 +1,15 @@
 // DLP on chat completions and legacy completions bodies: every text the upstream receives is
 // inspected. Chat: message content (string; text, input_text, output_text and refusal parts; inline
-// text files, decoded and re-encoded), assistant refusals, tool-call and function-call arguments, and
-// predicted output; parts of a type not listed here have all their string values inspected. Images
-// and audio are media, not text, and pass. Files that cannot be inspected are refused (inline-file.ts).
-// Legacy completions: prompt and suffix. The walks edit the request's own copy in place.
+// text files, decoded and re-encoded), author names, assistant refusals, tool-call and function-call
+// arguments, predicted output, tool and function definitions (descriptions and the text of their
+// parameter schemas), the response_format schema, stop sequences and the end-user id; parts of a type
+// not listed here have all their string values inspected. Images and audio are media, not text, and
+// pass; function names are identifiers the model's calls must match and pass. Files that cannot be
+// inspected are refused (inline-file.ts). Legacy completions: prompt, suffix, stop and user. The
+// walks edit the request's own copy in place.
 import type { Redactor } from '../../pipeline/context';
 import { redactFileObject } from '../dlp/inline-file';
+import { redactJsonSchema } from '../dlp/redact-json-schema';
 import { isRecord, redactField, redactJsonText, redactStrings, type JsonRecord } from '../dlp/redact-values';
 
 const MEDIA_PARTS = new Set(['image_url', 'input_image', 'input_audio']);
@@ -34,6 +38,7 @@ export function redactChatMessages(messages: unknown[], redactor: Redactor): voi
   messages.forEach((message, i) => {
     if (!isRecord(message)) return;
     redactChatContent(message, 'content', redactor, `messages[${i}].content`);
+    redactField(message, 'name', redactor);
     redactField(message, 'refusal', redactor);
     const toolCalls = message['tool_calls'];
     if (Array.isArray(toolCalls)) {
@@ -43,7 +48,40 @@ export function redactChatMessages(messages: unknown[], redactor: Redactor): voi
   });
 }
 
-/** Redacts a chat completions body copy in place (its `messages` and `prediction` deep-copied first). */
+/** A function definition (`{name, description, parameters}`): its description and schema text. */
+function redactFunctionDefinition(fn: unknown, redactor: Redactor): void {
+  if (!isRecord(fn)) return;
+  redactField(fn, 'description', redactor);
+  redactJsonSchema(fn['parameters'], redactor);
+}
+
+/** `tools` (function tools, and the description of custom tools) and the deprecated `functions`. */
+function redactToolDefinitions(copy: JsonRecord, redactor: Redactor): void {
+  if (Array.isArray(copy['tools'])) {
+    const tools = structuredClone(copy['tools']) as unknown[];
+    for (const tool of tools) {
+      if (!isRecord(tool)) continue;
+      redactFunctionDefinition(tool['function'], redactor);
+      if (isRecord(tool['custom'])) redactField(tool['custom'], 'description', redactor);
+    }
+    copy['tools'] = tools;
+  }
+  if (Array.isArray(copy['functions'])) {
+    const functions = structuredClone(copy['functions']) as unknown[];
+    for (const fn of functions) redactFunctionDefinition(fn, redactor);
+    copy['functions'] = functions;
+  }
+}
+
+/** `stop` (a string or strings) and `user`: caller text the upstream receives, though not the prompt. */
+function redactStopAndUser(copy: JsonRecord, redactor: Redactor): void {
+  const stop = copy['stop'];
+  if (typeof stop === 'string') redactField(copy, 'stop', redactor);
+  else if (Array.isArray(stop)) copy['stop'] = stop.map((entry: unknown) => (typeof entry === 'string' && entry !== '' ? redactor.redact(entry).text : entry));
+  redactField(copy, 'user', redactor);
+}
+
+/** Redacts a chat completions body copy in place (every field it edits deep-copied first). */
 export function redactChatRequest(copy: JsonRecord, redactor: Redactor): void {
   if (Array.isArray(copy['messages'])) {
     const messages = structuredClone(copy['messages']) as unknown[];
@@ -55,12 +93,22 @@ export function redactChatRequest(copy: JsonRecord, redactor: Redactor): void {
     redactChatContent(prediction, 'content', redactor, 'prediction.content');
     copy['prediction'] = prediction;
   }
+  redactToolDefinitions(copy, redactor);
+  if (isRecord(copy['response_format']) && isRecord(copy['response_format']['json_schema'])) {
+    const format = structuredClone(copy['response_format']);
+    const jsonSchema = format['json_schema'] as JsonRecord;
+    redactField(jsonSchema, 'description', redactor);
+    redactJsonSchema(jsonSchema['schema'], redactor);
+    copy['response_format'] = format;
+  }
+  redactStopAndUser(copy, redactor);
 }
 
-/** Redacts a legacy completions body copy in place: `prompt` (string or strings) and `suffix`. */
+/** Redacts a legacy completions body copy in place: `prompt` (string or strings), `suffix`, `stop`, `user`. */
 export function redactCompletionRequest(copy: JsonRecord, redactor: Redactor): void {
   const prompt = copy['prompt'];
   if (typeof prompt === 'string') redactField(copy, 'prompt', redactor);
   else if (Array.isArray(prompt)) copy['prompt'] = prompt.map((entry: unknown) => (typeof entry === 'string' ? redactor.redact(entry).text : entry));
   redactField(copy, 'suffix', redactor);
+  redactStopAndUser(copy, redactor);
 }
