@@ -21,7 +21,7 @@ describe('runs API', () => {
     gw = await startTestGateway({
       config: {
         plugins: AUTH_ON,
-        providers: { demo: { type: 'demo' }, fake: { type: 'openai', baseUrl: llm.baseUrl, apiKey: 'sk-test', allowPrivateNetwork: true } },
+        providers: { demo: { type: 'demo' }, fake: { type: 'openai', baseUrl: llm.baseUrl, apiKey: 'sk-test' } },
         models: [
           { id: 'demo', provider: 'demo', created: 1700000000 },
           { id: 'fake', provider: 'fake' },

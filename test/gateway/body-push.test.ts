@@ -29,7 +29,7 @@ describe('upstream reply body, push mode (forEach)', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/stream`;
-    transport = new UpstreamTransport('fake', { type: 'openai', allowPrivateNetwork: true, retries: { max: 0 } });
+    transport = new UpstreamTransport('fake', { type: 'openai', retries: { max: 0 } });
   });
   afterEach(async () => {
     await transport.close();

@@ -34,7 +34,7 @@ describe('gateway: DLP on every inbound format', function () {
     );
     env = await startGatewayWithUpstream({
       providers: {
-        claude: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, allowPrivateNetwork: true, retries: { max: 0 } },
+        claude: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, retries: { max: 0 } },
       },
       models: [{ id: 'claude-direct', provider: 'claude', upstream: 'claude-sonnet-4-20250514' }],
       plugins: { dlp: { enabled: true } },

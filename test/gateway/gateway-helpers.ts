@@ -1,5 +1,5 @@
 // Shared setup for the HTTP-level gateway tests: a fake OpenAI-format upstream and a real gateway whose
-// `up` provider points at it (allowPrivateNetwork: the fake listens on 127.0.0.1).
+// `up` provider points at it.
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { startFakeOpenAiUpstream, type FakeOpenAiUpstream } from '../fixtures/upstreams/openai-upstream';
 
@@ -30,7 +30,6 @@ export async function startGatewayWithUpstream(options: GatewayWithUpstreamOptio
           type: 'openai',
           baseUrl: upstream.baseUrl,
           apiKey: 'sk-upstream-key',
-          allowPrivateNetwork: true,
           retries: { max: 2, baseDelayMs: 10, maxDelayMs: 2000 },
           ...(options.provider ?? {}),
         },

@@ -14,7 +14,7 @@ describe('gateway: /v1/completions, /v1/messages, DLP, SSRF guard, timeouts', fu
     env = await startGatewayWithUpstream({
       providers: {
         guarded: { type: 'openai', baseUrl: 'UPSTREAM' }, // no allowPrivateNetwork: a loopback baseUrl needs none
-        slow: { type: 'openai', baseUrl: 'UPSTREAM', allowPrivateNetwork: true, timeouts: { firstByteMs: 200 }, retries: { max: 0 } },
+        slow: { type: 'openai', baseUrl: 'UPSTREAM', timeouts: { firstByteMs: 200 }, retries: { max: 0 } },
       },
       models: [
         { id: 'guarded-model', provider: 'guarded' },

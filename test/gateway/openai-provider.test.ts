@@ -15,7 +15,6 @@ describe('openai provider (library calls)', () => {
       baseUrl: `${upstream.baseUrl}?api-version=2024-10-21`,
       apiKey: 'sk-upstream',
       headers: { 'api-key': 'azure-key', 'OpenAI-Organization': 'org-1' },
-      allowPrivateNetwork: true,
       retries: { max: 1, baseDelayMs: 5 },
     });
   });

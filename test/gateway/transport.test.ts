@@ -9,7 +9,7 @@ import type { ProviderConfig } from '../../src/config/types';
 import { chatStreamEvents, startFakeOpenAiUpstream, type FakeOpenAiUpstream } from '../fixtures/upstreams/openai-upstream';
 
 function config(patch: Partial<ProviderConfig> = {}): ProviderConfig {
-  return { type: 'openai', allowPrivateNetwork: true, retries: { max: 2, baseDelayMs: 10, maxDelayMs: 2000 }, ...patch };
+  return { type: 'openai', retries: { max: 2, baseDelayMs: 10, maxDelayMs: 2000 }, ...patch };
 }
 
 async function rejection(promise: Promise<unknown>): Promise<GatewayError> {
@@ -169,8 +169,7 @@ describe('upstream transport', () => {
   });
 
   it('trusts an operator-configured loopback baseUrl as written (no allowPrivateNetwork needed)', async () => {
-    const { allowPrivateNetwork: _dropped, ...withoutFlag } = config();
-    const transport = new UpstreamTransport('fake', withoutFlag);
+    const transport = new UpstreamTransport('fake', config());
     transports.push(transport);
     const byLiteral = await post(transport);
     assert.equal(byLiteral.status, 200);

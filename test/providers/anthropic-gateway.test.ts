@@ -22,10 +22,13 @@ describe('Anthropic family through the gateway (official SDKs)', function () {
     gw = await startTestGateway({
       config: {
         providers: {
-          claude: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, allowPrivateNetwork: true, retries: { max: 0 } },
-          bedrock: { type: 'bedrock-anthropic', baseUrl: bedrock.baseUrl, ...BEDROCK_TEST_CREDENTIALS, allowPrivateNetwork: true, retries: { max: 0 } },
+          demo: { type: 'demo' },
+          claude: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, retries: { max: 0 } },
+          bedrock: { type: 'bedrock-anthropic', baseUrl: bedrock.baseUrl, ...BEDROCK_TEST_CREDENTIALS, retries: { max: 0 } },
         },
         models: [
+          // Organization "other" of the base config names the demo model; config check refuses unknown ids.
+          { id: 'demo', provider: 'demo', created: 1700000000 },
           { id: 'claude-direct', provider: 'claude', upstream: 'claude-sonnet-4-20250514' },
           { id: 'claude-bedrock', provider: 'bedrock', upstream: 'anthropic.claude-3-5-sonnet-20240620-v1:0' },
         ],

@@ -30,7 +30,7 @@ describe('providers/anthropic', () => {
 
   before(async () => {
     upstream = await startFakeAnthropic();
-    const config: ProviderConfig = { type: 'anthropic', baseUrl: upstream.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, allowPrivateNetwork: true, retries: { max: 0 } };
+    const config: ProviderConfig = { type: 'anthropic', baseUrl: upstream.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, retries: { max: 0 } };
     provider = createAnthropicProvider('claude', config);
   });
   after(async () => {
@@ -438,7 +438,6 @@ describe('providers/anthropic', () => {
         type: 'anthropic',
         baseUrl: upstream.baseUrl,
         apiKey: 'wrong',
-        allowPrivateNetwork: true,
         retries: { max: 0 },
       });
       try {

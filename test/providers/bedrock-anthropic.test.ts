@@ -77,7 +77,7 @@ describe('providers/bedrock-anthropic', () => {
 
     before(async () => {
       upstream = await startFakeBedrock();
-      config = { type: 'bedrock-anthropic', baseUrl: upstream.baseUrl, ...BEDROCK_TEST_CREDENTIALS, allowPrivateNetwork: true, retries: { max: 0 } };
+      config = { type: 'bedrock-anthropic', baseUrl: upstream.baseUrl, ...BEDROCK_TEST_CREDENTIALS, retries: { max: 0 } };
       provider = createBedrockAnthropicProvider('bedrock', config);
     });
     after(async () => {

@@ -19,7 +19,7 @@ describe('gemini provider through the gateway (openai client)', () => {
       config: {
         providers: {
           demo: { type: 'demo' },
-          gem: { type: 'gemini', baseUrl: fake.baseUrl, apiKey: FAKE_GEMINI_KEY, allowPrivateNetwork: true, retries: { max: 0 } },
+          gem: { type: 'gemini', baseUrl: fake.baseUrl, apiKey: FAKE_GEMINI_KEY, retries: { max: 0 } },
         },
         models: [
           { id: 'demo', provider: 'demo', created: 1700000000 },

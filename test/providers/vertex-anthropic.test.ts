@@ -44,7 +44,6 @@ describe('providers/vertex-anthropic', () => {
       projectId: 'test-project',
       region: 'us-east5',
       serviceAccountKey: account.json,
-      allowPrivateNetwork: true,
       retries: { max: 0 },
     };
   });

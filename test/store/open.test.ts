@@ -100,7 +100,7 @@ describe('opening stores', function () {
       });
       const { peakMb, sharedBuffers } = JSON.parse(output) as { peakMb: number; sharedBuffers: string };
       assert.ok(peakMb < 450, `peak RSS of the opening process: ${peakMb.toFixed(0)} MB`);
-      assert.equal(sharedBuffers, '16MB');
+      assert.equal(sharedBuffers, '4MB'); // PGLITE_SHARED_BUFFERS: the embedded database's memory budget
       // The directory is complete: a second open finds it and does not initialise it again.
       const store = await createStore({ driver: 'embedded', path: dir, retentionDays: 30 }, { logger });
       await store.close();
