@@ -4,7 +4,7 @@
 // family's envelope with nothing sent; an organization without a dlp block passes its text unchanged.
 import assert from 'node:assert/strict';
 import { textMessage, textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
-import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
+import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from '../fixtures/upstreams/anthropic-upstream';
 import type { AuditRecord } from '../../src/store/types';
 import { baseConfigDocument } from '../helpers/config';
 import { TEST_KEYS } from '../helpers/gateway';
@@ -52,6 +52,16 @@ describe('gateway: DLP on every inbound format', function () {
 
   const post = (path: string, body: unknown, key: 'member' | 'outsider' = 'member'): Promise<Response> =>
     postRaw(env.gw, path, typeof body === 'string' ? body : JSON.stringify(body), key === 'outsider' ? { authorization: `Bearer ${TEST_KEYS.outsider}` } : {});
+
+  /** Posts `body` to a model the fake Anthropic upstream serves; the one request that upstream received. */
+  const sentToAnthropic = async (path: string, body: unknown, stream: boolean): Promise<RecordedRequest> => {
+    anthropic.script(stream ? { kind: 'sse', events: textThenToolEvents() } : { kind: 'json', body: textMessage('fine') });
+    const res = await post(path, body);
+    assert.equal(res.status, 200);
+    await res.text();
+    assert.equal(anthropic.requests.length, 1, 'one upstream request');
+    return anthropic.requests[0]!;
+  };
 
   /** The one request the OpenAI-format upstream received. */
   const sentUpstream = (): { raw: string; json: Record<string, unknown> } => {
@@ -237,12 +247,7 @@ describe('gateway: DLP on every inbound format', function () {
       });
 
       it(`redacts the same fields on a pass-through (anthropic) model (${stream ? 'streamed' : 'JSON'})`, async () => {
-        anthropic.script(stream ? { kind: 'sse', events: textThenToolEvents() } : { kind: 'json', body: textMessage('fine') });
-        const res = await post('/v1/messages', messagesBody('claude-direct', stream));
-        assert.equal(res.status, 200);
-        await res.text();
-        assert.equal(anthropic.requests.length, 1);
-        const seen = anthropic.requests[0]!;
+        const seen = await sentToAnthropic('/v1/messages', messagesBody('claude-direct', stream), stream);
         assertRedacted(seen.raw, 'pass-through upstream body');
         const messages = seen.body['messages'] as { content: Record<string, Record<string, string>>[] }[];
         assertRedacted(unb64(messages[0]!.content[2]!['source']!['data']!), 'base64 text document');
@@ -351,12 +356,7 @@ describe('gateway: DLP on every inbound format', function () {
       });
 
       it(`chat (translated to an anthropic provider, ${mode}): the provider gets redacted tool definitions, names and stop sequences`, async () => {
-        anthropic.script(stream ? { kind: 'sse', events: textThenToolEvents() } : { kind: 'json', body: textMessage('fine') });
-        const res = await post('/v1/chat/completions', chatBody('claude-direct', stream));
-        assert.equal(res.status, 200);
-        await res.text();
-        assert.equal(anthropic.requests.length, 1);
-        const seen = anthropic.requests[0]!;
+        const seen = await sentToAnthropic('/v1/chat/completions', chatBody('claude-direct', stream), stream);
         assertRedacted(seen.raw, 'translated upstream body');
         const tool = (seen.body['tools'] as Record<string, unknown>[])[0]!;
         assert.equal(tool['name'], 'send_mail');
@@ -390,12 +390,7 @@ describe('gateway: DLP on every inbound format', function () {
     for (const stream of [false, true]) {
       const mode = stream ? 'streamed' : 'JSON';
       it(`messages (pass-through, ${mode}): redacts tool descriptions, input_schema text and stop sequences`, async () => {
-        anthropic.script(stream ? { kind: 'sse', events: textThenToolEvents() } : { kind: 'json', body: textMessage('fine') });
-        const res = await post('/v1/messages', messagesBody('claude-direct', stream));
-        assert.equal(res.status, 200);
-        await res.text();
-        assert.equal(anthropic.requests.length, 1);
-        const seen = anthropic.requests[0]!;
+        const seen = await sentToAnthropic('/v1/messages', messagesBody('claude-direct', stream), stream);
         assertRedacted(seen.raw, 'pass-through upstream body');
         const tool = (seen.body['tools'] as Record<string, unknown>[])[0]!;
         assert.equal(tool['name'], 'send_mail');

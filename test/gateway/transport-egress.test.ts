@@ -9,8 +9,8 @@ import { createServer as createHttpsServer } from 'node:https';
 import { connect, type AddressInfo, type Server } from 'node:net';
 import path from 'node:path';
 import type { ProviderConfig } from '../../src/config/types';
-import { GatewayError } from '../../src/http/errors';
 import { UpstreamTransport } from '../../src/providers/http/transport';
+import { rejection } from '../helpers/rejection';
 
 const TLS_DIR = path.join(__dirname, '../fixtures/tls');
 const CA_FILE = path.join(TLS_DIR, 'localhost.crt');
@@ -42,16 +42,6 @@ async function close(server: { close(cb: () => void): unknown }): Promise<void> 
 
 function provider(patch: Partial<ProviderConfig> = {}): ProviderConfig {
   return { type: 'openai', retries: { max: 0 }, ...patch };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof GatewayError, `expected a GatewayError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected a rejection');
 }
 
 /** A CONNECT proxy on 127.0.0.1 that records the targets it tunnelled to. */

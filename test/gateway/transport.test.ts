@@ -7,19 +7,10 @@ import { UpstreamTransport } from '../../src/providers/http/transport';
 import { CallAbort, type CallSignal } from '../../src/providers/http/call-abort';
 import type { ProviderConfig } from '../../src/config/types';
 import { chatStreamEvents, startFakeOpenAiUpstream, type FakeOpenAiUpstream } from '../fixtures/upstreams/openai-upstream';
+import { rejection } from '../helpers/rejection';
 
 function config(patch: Partial<ProviderConfig> = {}): ProviderConfig {
   return { type: 'openai', retries: { max: 2, baseDelayMs: 10, maxDelayMs: 2000 }, ...patch };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof GatewayError, `expected a GatewayError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected a rejection');
 }
 
 describe('upstream transport', () => {
