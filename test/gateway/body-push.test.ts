@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { GatewayError } from '../../src/http/errors';
 import { STOP_READING } from '../../src/providers/http/reply-body';
 import { UpstreamTransport, type UpstreamResponse } from '../../src/providers/http/transport';
+import { waitFor } from '../helpers/wait';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -43,10 +44,9 @@ describe('upstream reply body, push mode (forEach)', () => {
     return { response, upstream: reply };
   }
 
-  /** Writes one chunk upstream and waits until it had time to cross the connection. */
-  async function send(upstream: ServerResponse, text: string): Promise<void> {
-    upstream.write(text);
-    await sleep(20);
+  /** Writes one chunk upstream; resolves once it is handed to the connection. */
+  function send(upstream: ServerResponse, text: string): Promise<void> {
+    return new Promise((resolve) => upstream.write(text, () => resolve()));
   }
 
   it('hands over each chunk as it arrives, the ones that came before forEach first, and resolves at the end', async () => {
@@ -56,7 +56,8 @@ describe('upstream reply body, push mode (forEach)', () => {
     const seen: string[] = [];
     const done = response.body.forEach((chunk) => void seen.push(chunk.toString()));
     await send(upstream, 'c');
-    assert.deepEqual(seen, ['a', 'b', 'c'], 'c was delivered while the reply was still open');
+    await waitFor(() => seen.length === 3, { what: 'c delivered while the reply is still open' });
+    assert.deepEqual(seen, ['a', 'b', 'c']);
     upstream.end('d');
     await done;
     assert.deepEqual(seen, ['a', 'b', 'c', 'd']);
@@ -74,10 +75,12 @@ describe('upstream reply body, push mode (forEach)', () => {
     await send(upstream, 'first');
     await send(upstream, 'second');
     await send(upstream, 'third');
+    await waitFor(() => seen.length > 0, { what: 'the first chunk' });
+    // A negative check needs time to pass: on a slow machine it only gets weaker, it cannot fail falsely.
+    await sleep(50);
     assert.deepEqual(seen, ['first'], 'held while the first chunk is still being written');
     release();
-    await sleep(20);
-    assert.equal(seen.join(''), 'firstsecondthird');
+    await waitFor(() => seen.join('') === 'firstsecondthird', { what: 'the held chunks after release' });
     upstream.end();
     await done;
   });
