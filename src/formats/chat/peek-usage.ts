@@ -29,6 +29,16 @@ function objectEnd(bytes: Buffer, start: number): number {
   return -1;
 }
 
+/** The token counts of a usage object (chat's prompt/completion or messages' input/output), or null. */
+export function usageCounts(usage: unknown): PeekedUsage | null {
+  if (usage === null || typeof usage !== 'object') return null;
+  const { prompt_tokens, completion_tokens, input_tokens, output_tokens } = usage as Record<string, unknown>;
+  const prompt = prompt_tokens ?? input_tokens;
+  const completion = completion_tokens ?? output_tokens;
+  if (typeof prompt !== 'number' && typeof completion !== 'number') return null;
+  return { promptTokens: typeof prompt === 'number' ? prompt : 0, completionTokens: typeof completion === 'number' ? completion : 0 };
+}
+
 /** The last usage object with token counts in `bytes`, or null. */
 export function peekUsage(bytes: Buffer): PeekedUsage | null {
   for (let at = bytes.lastIndexOf(KEY); at >= 0; at = at > 0 ? bytes.lastIndexOf(KEY, at - 1) : -1) {
@@ -41,17 +51,8 @@ export function peekUsage(bytes: Buffer): PeekedUsage | null {
     const end = objectEnd(bytes, i);
     if (end < 0) continue;
     try {
-      const usage = JSON.parse(bytes.toString('utf8', i, end)) as {
-        prompt_tokens?: unknown;
-        completion_tokens?: unknown;
-        input_tokens?: unknown;
-        output_tokens?: unknown;
-      };
-      const prompt = usage.prompt_tokens ?? usage.input_tokens;
-      const completion = usage.completion_tokens ?? usage.output_tokens;
-      if (typeof prompt === 'number' || typeof completion === 'number') {
-        return { promptTokens: typeof prompt === 'number' ? prompt : 0, completionTokens: typeof completion === 'number' ? completion : 0 };
-      }
+      const usage = usageCounts(JSON.parse(bytes.toString('utf8', i, end)));
+      if (usage) return usage;
     } catch {
       // not a usage object after all: keep looking further back
     }

@@ -1,11 +1,11 @@
-// Relays an upstream reply in the provider's own wire format to the client without parsing or
-// re-serialising it: a JSON reply as one buffer (its usage peeked from the bytes), a stream event by
+// Relays an upstream reply in the provider's own wire format to the client without re-serialising it:
+// a JSON reply as one buffer (parsed once, to check it is JSON and read its usage), a stream event by
 // event as it arrives (usage peeked from the tail). A failure after the first streamed byte ends the
 // stream with an error event in the client format instead of a hang or a silent truncation.
 import type { RequestContext } from '../../pipeline/context';
 import { STOP_READING, type ChunkVerdict } from '../../providers/http/reply-body';
 import type { UpstreamResponse } from '../../providers/http/transport';
-import { peekUsage, UsageTail } from '../../formats/chat/peek-usage';
+import { usageCounts, UsageTail, type PeekedUsage } from '../../formats/chat/peek-usage';
 import { GatewayError, toGatewayError } from '../../http/errors';
 import { UpstreamFault } from '../../providers/http/upstream-errors';
 import { SseWriter } from '../../http/sse';
@@ -30,14 +30,15 @@ export async function relayJson(response: UpstreamResponse, call: UpstreamCall):
     throw err;
   }
   const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
-  if (!parsesAsJson(bytes)) {
+  const parsed = parseReply(bytes);
+  if (!parsed) {
     const err = new GatewayError('upstream_error', 'The upstream provider sent a reply that is not JSON.', {
       cause: new UpstreamFault(`The upstream sent ${bytes.length} bytes that do not parse as JSON.`),
     });
     call.fail(err);
     throw err;
   }
-  const usage = peekUsage(bytes);
+  const { usage } = parsed;
   call.usage(usage?.promptTokens ?? 0, usage?.completionTokens ?? 0);
   call.finish('ok');
   // An explicit length spares chunked framing on the client side of the hop.
@@ -46,15 +47,17 @@ export async function relayJson(response: UpstreamResponse, call: UpstreamCall):
 
 /**
  * The caller is promised JSON: a reply that is not (an upstream's error page sent with a 200, a body
- * cut short) becomes a 502 in the caller's envelope. Parsed only to check: the bytes go on as they came.
+ * cut short) is null, and becomes a 502 in the caller's envelope. Parsed once, to check it and to read
+ * its top-level usage: the bytes go on as they came.
  */
-function parsesAsJson(bytes: Buffer): boolean {
+function parseReply(bytes: Buffer): { usage: PeekedUsage | null } | null {
+  let reply: unknown;
   try {
-    JSON.parse(bytes.toString('utf8'));
-    return true;
+    reply = JSON.parse(bytes.toString('utf8'));
   } catch {
-    return false;
+    return null;
   }
+  return { usage: reply !== null && typeof reply === 'object' ? usageCounts((reply as { usage?: unknown }).usage) : null };
 }
 
 /** How a stream failure is written in the client's format (chat: `data: {"error":...}`). */
