@@ -12,7 +12,7 @@ import { startWorkerRuntime } from '../../src/runtime';
 import { openPostgres, type SqlDatabase, type SqlExecutor, type SqlParam } from '../../src/store/sql/database';
 import { createSqlStore } from '../../src/store/sql/sql-store';
 import type { Store } from '../../src/store/port';
-import { startTestGateway, testConfig, TEST_KEYS } from '../helpers/gateway';
+import { startTestGateway, testConfig, TEST_KEYS, type TestGateway } from '../helpers/gateway';
 import { createTestSchema } from '../helpers/store';
 import { startRunUpstream, type RunUpstream } from '../fixtures/upstreams/run-upstream';
 import { AGENT, runConfig, waitForStatus } from './helpers';
@@ -105,14 +105,19 @@ describe('atomic run trigger (PostgreSQL)', function () {
     });
   }
 
+  /** Triggers a run whose enqueue fails after the commit: answered 202, and the run still ends in success. */
+  async function triggerWithFailingEnqueue(gw: TestGateway): Promise<void> {
+    failNextEnqueue(gw.gateway.services.runEngine.queue);
+    const res = await post(gw.url);
+    assert.equal(res.status, 202, await res.clone().text());
+    const { runId } = (await res.json()) as { runId: string };
+    assert.equal((await waitForStatus(store, runId, 'terminal', 30_000)).status, 'success');
+  }
+
   it('inline queue: a run whose enqueue failed after the commit is answered 202 and executed by the recovery sweep', async () => {
     const gw = await startTestGateway({ store, config: runConfig(upstream) });
     try {
-      failNextEnqueue(gw.gateway.services.runEngine.queue);
-      const res = await post(gw.url);
-      assert.equal(res.status, 202, await res.clone().text());
-      const { runId } = (await res.json()) as { runId: string };
-      assert.equal((await waitForStatus(store, runId, 'terminal', 30_000)).status, 'success');
+      await triggerWithFailingEnqueue(gw);
     } finally {
       await gw.close();
     }
@@ -125,11 +130,7 @@ describe('atomic run trigger (PostgreSQL)', function () {
     const worker = await buildApp(testConfig(patch), { store, logger });
     const runtime = await startWorkerRuntime(worker.services);
     try {
-      failNextEnqueue(gw.gateway.services.runEngine.queue);
-      const res = await post(gw.url);
-      assert.equal(res.status, 202, await res.clone().text());
-      const { runId } = (await res.json()) as { runId: string };
-      assert.equal((await waitForStatus(store, runId, 'terminal', 30_000)).status, 'success');
+      await triggerWithFailingEnqueue(gw);
     } finally {
       await runtime.close();
       await worker.close();
