@@ -4,6 +4,7 @@
 import type { ModelConfig, ProviderConfig, ProviderType } from '../config/types';
 import type { UpstreamResponse } from './http/transport';
 import type { CallSignal } from './http/call-abort';
+import type { ModelRequest, ModelResponse, OptionName, StreamPart, WireFormat } from '../canonical/model';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -89,7 +90,7 @@ export interface ResolvedModel {
  * A client wire format a provider may speak natively: `chat` (OpenAI chat completions), `completions`
  * (OpenAI legacy completions), `messages` (Anthropic Messages).
  */
-export type WireOperation = 'chat' | 'completions' | 'messages';
+export type WireOperation = WireFormat;
 
 export interface ForwardOptions extends Omit<CallOptions, 'signal'> {
   /** Aborts the forwarded call: an AbortSignal, or the request's cheaper CallAbort. */
@@ -113,6 +114,21 @@ export interface Provider {
    * upstream's) and returns the upstream reply unparsed (2xx only; errors throw GatewayError).
    */
   forward?(operation: WireOperation, body: string | Buffer, options: ForwardOptions): Promise<UpstreamResponse>;
+  /**
+   * The canonical generation options this provider's upstream honours. Options a caller set outside
+   * this set are not sent, and the call reports them (x-gateway-dropped-params), never silently.
+   */
+  readonly honours?: ReadonlySet<OptionName>;
+  /** The wire format whose unmodelled fields (ModelRequest.extra) this provider's upstream accepts. */
+  readonly extrasOf?: WireFormat;
+  /**
+   * One model call through the canonical model (every non-pass-through path): canonical request →
+   * upstream wire → upstream reply → canonical reply. `upstreamModel` is the provider's name for the
+   * model; the reply's `model` is the upstream's. Errors throw GatewayError.
+   */
+  generate?(request: ModelRequest, upstreamModel: string, options: CallOptions): Promise<ModelResponse>;
+  /** The same call streamed: canonical stream parts (see src/canonical/model.ts for their order). */
+  stream?(request: ModelRequest, upstreamModel: string, options: CallOptions): AsyncIterable<StreamPart>;
   /** Non-streaming chat completion; the request's `model` is replaced by `upstreamModel`. */
   chat(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): Promise<ChatCompletion>;
   /** Streaming chat completion as chat-completion chunks, whatever the wire format. */

@@ -14,9 +14,10 @@ import { UpstreamTransport, type UpstreamResponse } from '../http/transport';
 import type { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ForwardOptions, Provider, WireOperation } from '../types';
 import { readChatChunks } from './openai-chat-stream';
 
-const PATHS: Readonly<Record<'chat' | 'completions', string>> = {
+const PATHS: Readonly<Record<'chat' | 'completions' | 'responses', string>> = {
   chat: '/chat/completions',
   completions: '/completions',
+  responses: '/responses',
 };
 
 export class OpenAiProvider implements Provider {
