@@ -3,8 +3,8 @@
 // policy applies (re-serialised, only then), or the provider's model name differs (then only the model
 // value is replaced in the bytes). The caller's parsed body is never mutated (a shallow copy takes the
 // edits, and the DLP walks deep-copy what they edit).
-import type { RequestContext } from '../../pipeline/context';
-import { replaceModelBytes } from '../../formats/chat/replace-model-bytes';
+import type { RequestContext } from '../pipeline/context';
+import { replaceModelBytes } from './replace-model-bytes';
 
 /**
  * Inspects and edits the shallow copy in place (DLP). With an edit the body is always re-serialised:
