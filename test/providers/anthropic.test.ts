@@ -1,5 +1,6 @@
-// The anthropic provider against a fake Anthropic Messages API: every translation asserted on both
-// sides (the body the upstream received, the completion or chunks the caller got).
+// The anthropic provider's chat()/chatStream() against a fake Anthropic Messages API: every translation
+// asserted on both sides (the body the upstream received, the completion or chunks the caller got). The
+// canonical interface and the pass-through: anthropic-canonical-request/-reply.test.ts.
 import assert from 'node:assert/strict';
 import type { ProviderConfig } from '../../src/config/types';
 import { GatewayError } from '../../src/http/errors';
@@ -456,19 +457,6 @@ describe('providers/anthropic', () => {
       await assert.rejects(provider.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, 'claude', {}), (err: unknown) => {
         return err instanceof GatewayError && err.status === 429 && err.headers['retry-after'] === '30' && err.type === 'rate_limit_error';
       });
-    });
-  });
-
-  describe('pass-through (the /v1/messages route with an Anthropic upstream)', () => {
-    it("forwards the caller's bytes untouched with the provider's headers", async () => {
-      const bytes = Buffer.from('{"model":"claude","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"unknown_field":{"x":1}}');
-      upstream.script({ kind: 'json', body: textMessage('hello') });
-      assert.deepEqual(provider.forwards, ['messages']);
-      const response = await provider.forward('messages', bytes, { stream: false });
-      assert.equal(response.status, 200);
-      assert.equal(((await response.json()) as { content: { text: string }[] }).content[0]?.text, 'hello');
-      assert.equal(upstream.requests[0]?.raw, bytes.toString());
-      assert.equal(upstream.requests[0]?.headers['x-api-key'], FAKE_ANTHROPIC_KEY);
     });
   });
 });

@@ -1,16 +1,14 @@
-// The bedrock-anthropic provider against a fake Bedrock runtime that checks SigV4 server-side and
-// streams in AWS event-stream framing.
+// The bedrock-anthropic provider's chat()/chatStream() against a fake Bedrock runtime that checks SigV4
+// server-side and streams in AWS event-stream framing. The signer, the event-stream decoder and the
+// canonical interface are tested in bedrock-anthropic-canonical.test.ts.
 import assert from 'node:assert/strict';
-import { crc32 } from 'node:zlib';
 import type { ProviderConfig } from '../../src/config/types';
 import { GatewayError } from '../../src/http/errors';
 import type { AnthropicFamilyProvider } from '../../src/providers/anthropic/anthropic-family-provider';
 import { createBedrockAnthropicProvider } from '../../src/providers/bedrock-anthropic/bedrock-anthropic-provider';
-import { decodeAwsEventStream } from '../../src/providers/bedrock-anthropic/decode-aws-event-stream';
-import { signAwsRequest } from '../../src/providers/bedrock-anthropic/sign-aws-sigv4';
 import type { ChatCompletionChunk } from '../../src/providers/types';
 import { reassemble, textMessage, textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
-import { BEDROCK_TEST_CREDENTIALS, chunkFrame, eventStreamFrame, startFakeBedrock, type FakeBedrock } from '../fixtures/upstreams/bedrock-upstream';
+import { BEDROCK_TEST_CREDENTIALS, startFakeBedrock, type FakeBedrock } from '../fixtures/upstreams/bedrock-upstream';
 
 const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
 
@@ -20,56 +18,7 @@ async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
-async function* chunksOf(bytes: Buffer, size: number): AsyncIterable<Buffer> {
-  for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
-}
-
 describe('providers/bedrock-anthropic', () => {
-  describe('SigV4 signer', () => {
-    it('matches the AWS SigV4 test suite vector get-vanilla', () => {
-      // aws-sig-v4-test-suite/get-vanilla: GET / on example.amazonaws.com, 20150830T123600Z, us-east-1, service "service".
-      const headers = signAwsRequest({
-        method: 'GET',
-        url: new URL('https://example.amazonaws.com/'),
-        headers: {},
-        body: '',
-        region: 'us-east-1',
-        service: 'service',
-        credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' },
-        now: new Date('2015-08-30T12:36:00Z'),
-      });
-      assert.equal(
-        headers['authorization'],
-        'AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/service/aws4_request, SignedHeaders=host;x-amz-date, Signature=5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31',
-      );
-      assert.equal(headers['x-amz-date'], '20150830T123600Z');
-    });
-  });
-
-  describe('event-stream decoder', () => {
-    it('uses the standard CRC32 (check value of "123456789" is 0xCBF43926)', () => {
-      assert.equal(crc32('123456789'), 0xcbf43926);
-    });
-
-    it('decodes frames split at every byte boundary and rejects a bad checksum', async () => {
-      const frames = Buffer.concat([chunkFrame({ type: 'ping' }), chunkFrame({ type: 'message_stop' })]);
-      const messages = await collect(decodeAwsEventStream(chunksOf(frames, 1)));
-      assert.equal(messages.length, 2);
-      assert.equal(messages[0]?.headers[':event-type'], 'chunk');
-      const payload = JSON.parse(messages[1]?.payload.toString() ?? '') as { bytes: string };
-      assert.deepEqual(JSON.parse(Buffer.from(payload.bytes, 'base64').toString()), { type: 'message_stop' });
-
-      const broken = Buffer.from(frames);
-      broken[20] = (broken[20] ?? 0) ^ 1;
-      await assert.rejects(collect(decodeAwsEventStream(chunksOf(broken, 7))), /checksum mismatch/);
-      await assert.rejects(collect(decodeAwsEventStream(chunksOf(frames.subarray(0, frames.length - 3), 64))), /ended inside a message/);
-      const badPrelude = Buffer.from(frames);
-      badPrelude[2] = 0xff;
-      await assert.rejects(collect(decodeAwsEventStream(chunksOf(badPrelude, 64))), /prelude checksum mismatch/);
-      assert.ok(eventStreamFrame({}, Buffer.alloc(0)).length === 16);
-    });
-  });
-
   describe('against a fake Bedrock runtime', () => {
     let upstream: FakeBedrock;
     let provider: AnthropicFamilyProvider;
@@ -187,13 +136,6 @@ describe('providers/bedrock-anthropic', () => {
         await wrong.close();
       }
       assert.equal(upstream.requests.at(-1)?.signatureValid, false);
-    });
-
-    it('refuses a configuration without credentials at construction', () => {
-      assert.throws(
-        () => createBedrockAnthropicProvider('b', { type: 'bedrock-anthropic', region: 'us-east-1' }),
-        /needs region, accessKeyId and secretAccessKey/,
-      );
     });
   });
 });

@@ -1,5 +1,6 @@
-// The vertex-anthropic provider against a fake Vertex AI and a fake Google token endpoint that checks
-// the RS256 JWT with the test key pair's public key and counts exchanges.
+// The vertex-anthropic provider's chat()/chatStream() against a fake Vertex AI and a fake Google token
+// endpoint that checks the RS256 JWT with the test key pair's public key and counts exchanges. The
+// canonical interface and the configuration check: vertex-anthropic-canonical.test.ts.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -155,9 +156,5 @@ describe('providers/vertex-anthropic', () => {
         err instanceof GatewayError && err.status === 400 && err.type === 'invalid_request_error' && /messages\.0\.content: Field required/.test(err.message)
       );
     });
-  });
-
-  it('refuses a configuration without project, region or key at construction', () => {
-    assert.throws(() => createVertexAnthropicProvider('v', { type: 'vertex-anthropic', region: 'us-east5' }), /needs projectId, region and serviceAccountKey/);
   });
 });

@@ -4,6 +4,7 @@
 // (it is in the path) or `stream` (the operation decides); requests are SigV4-signed (service
 // `bedrock`); a streamed reply is AWS event-stream framing whose `chunk` events carry each Anthropic
 // event as base64 JSON in `bytes`.
+import type { OptionName } from '../../canonical/model';
 import type { ProviderConfig } from '../../config/types';
 import { GatewayError } from '../../http/errors';
 import { AnthropicFamilyProvider } from '../anthropic/anthropic-family-provider';
@@ -22,6 +23,8 @@ export class BedrockAnthropicHosting implements AnthropicHosting {
   private readonly region: string;
   private readonly credentials: AwsCredentials;
   private readonly extraHeaders: Record<string, string>;
+  /** `metadata` (the end-user id) is removed in prepare(): Bedrock refuses it. */
+  readonly unsentOptions: readonly OptionName[] = ['user'];
 
   constructor(
     name: string,

@@ -1,0 +1,52 @@
+// Canonical reasoning → Anthropic extended thinking
+// (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking): `thinking: {type: "enabled",
+// budget_tokens}`, where the budget is at least 1024 and below `max_tokens` (max_tokens counts the
+// thinking), or `{type: "disabled"}`.
+import type { ReasoningConfig, ReasoningEffort } from '../../canonical/model';
+
+/** Anthropic requires max_tokens; the other formats do not. */
+export const DEFAULT_MAX_TOKENS = 4096;
+
+/** Anthropic's smallest thinking budget. */
+export const MIN_THINKING_BUDGET = 1024;
+
+/**
+ * OpenAI-style effort → a thinking budget. Anthropic has no effort scale; these budgets follow its
+ * guidance (start at the 1024 minimum, raise it for harder tasks; above 32k batch processing is
+ * advised). `none` means no thinking at all, which is Anthropic's default: nothing is sent.
+ */
+export const EFFORT_THINKING_BUDGET: Readonly<Record<Exclude<ReasoningEffort, 'none'>, number>> = {
+  minimal: MIN_THINKING_BUDGET,
+  low: 2048,
+  medium: 8192,
+  high: 24576,
+  xhigh: 32768,
+};
+
+export type AnthropicThinking = { type: 'enabled'; budget_tokens: number } | { type: 'disabled' };
+
+export interface ThinkingPlan {
+  thinking: AnthropicThinking | undefined;
+  maxTokens: number;
+}
+
+/**
+ * The `thinking` field and `max_tokens` for a request. An explicit budget is sent with the caller's own
+ * max_tokens as they are (the caller chose both numbers; the upstream judges them, as it would on a
+ * pass-through). A budget the gateway chose (from an effort, or an explicit budget with no
+ * max_tokens) must fit under max_tokens: when it does not, max_tokens becomes the budget plus the
+ * answer room the caller asked for (or the default), so the answer is not starved by the thinking.
+ */
+export function planThinking(reasoning: ReasoningConfig | undefined, maxOutputTokens: number | undefined): ThinkingPlan {
+  const requested = maxOutputTokens ?? DEFAULT_MAX_TOKENS;
+  if (reasoning === undefined) return { thinking: undefined, maxTokens: requested };
+  if (reasoning.disabled === true) return { thinking: { type: 'disabled' }, maxTokens: requested };
+  if (reasoning.budgetTokens !== undefined) {
+    const thinking: AnthropicThinking = { type: 'enabled', budget_tokens: reasoning.budgetTokens };
+    if (maxOutputTokens !== undefined) return { thinking, maxTokens: maxOutputTokens };
+    return { thinking, maxTokens: requested > reasoning.budgetTokens ? requested : reasoning.budgetTokens + requested };
+  }
+  if (reasoning.effort === undefined || reasoning.effort === 'none') return { thinking: undefined, maxTokens: requested };
+  const budget = EFFORT_THINKING_BUDGET[reasoning.effort];
+  return { thinking: { type: 'enabled', budget_tokens: budget }, maxTokens: requested > budget ? requested : budget + requested };
+}
