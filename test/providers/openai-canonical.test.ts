@@ -204,6 +204,14 @@ describe('openai provider: canonical generate()/stream()', () => {
       ]);
     });
 
+    it('leaves out an assistant turn that holds only reasoning (chat refuses an empty assistant message)', async () => {
+      const body = await sent(request([...hi(), { role: 'assistant', content: [{ type: 'reasoning', text: 'hmm', signature: 's' }] }, ...hi()]));
+      assert.deepEqual(body['messages'], [
+        { role: 'user', content: 'hi' },
+        { role: 'user', content: 'hi' },
+      ]);
+    });
+
     it('sends a native chat part of an assistant message as a content part beside its text', async () => {
       const body = await sent(
         request([

@@ -4,7 +4,8 @@
 // - assistant text and tool calls become a `model` turn of text and functionCall parts; reasoning text
 //   is not sent (Gemini's thought summaries are output only), but its signature is: Gemini's thought
 //   signature comes back to the caller as a reasoning part placed just before the part that carried it
-//   (gemini-reply-to-parts.ts), and goes out again on the part that follows it here;
+//   (gemini-reply-to-parts.ts), and goes out again on the part that follows it here (one with no part
+//   after it is dropped: Gemini validates only the signatures of function calls);
 // - tool results become functionResponse parts named after the function of the earlier call whose id
 //   they answer (Gemini matches responses by name, the canonical model by id); media in a result
 //   follows it in the same turn;

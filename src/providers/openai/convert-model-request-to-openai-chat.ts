@@ -104,7 +104,8 @@ function userContent(parts: readonly UserPart[], param: string): string | OpenAi
   return parts.map((part, index) => userPart(part, `${param}[${index}]`));
 }
 
-function assistantMessage(content: readonly AssistantPart[], name: string | undefined, param: string): OpenAiChatMessage {
+/** Undefined for a turn with nothing chat can carry (only reasoning): chat refuses an empty assistant message. */
+function assistantMessage(content: readonly AssistantPart[], name: string | undefined, param: string): OpenAiChatMessage | undefined {
   const texts: string[] = [];
   const natives: OpenAiChatContentPart[] = [];
   const toolCalls: OpenAiChatToolCall[] = [];
@@ -128,6 +129,7 @@ function assistantMessage(content: readonly AssistantPart[], name: string | unde
         return;
     }
   });
+  if (texts.length === 0 && natives.length === 0 && toolCalls.length === 0) return undefined;
   const text = texts.join('');
   let body: string | OpenAiChatContentPart[] | null;
   if (natives.length > 0) body = [...(text !== '' ? [{ type: 'text', text }] : []), ...natives];
@@ -162,9 +164,11 @@ export function convertMessages(messages: readonly Message[]): OpenAiChatMessage
         out.push(user);
         return;
       }
-      case 'assistant':
-        out.push(assistantMessage(message.content, message.name, param));
+      case 'assistant': {
+        const assistant = assistantMessage(message.content, message.name, param);
+        if (assistant) out.push(assistant);
         return;
+      }
       case 'tool':
         out.push(...toolMessages(message.content, param));
         return;
