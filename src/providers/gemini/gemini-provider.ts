@@ -1,7 +1,11 @@
-// The `gemini` provider: Google's Gemini API (generativelanguage v1beta). Chat requests are
+// The `gemini` provider: Google's Gemini API (generativelanguage v1beta). Canonical requests are
 // translated to `models/{model}:generateContent` (streaming: `:streamGenerateContent?alt=sse`) and
-// the replies back to chat completions. response_format goes to Gemini's own JSON mode
-// (responseMimeType + responseJsonSchema), so content is raw JSON, streaming or not (rule 4).
+// the replies back to canonical replies and stream parts (convert-model-request-to-gemini.ts,
+// gemini-reply-to-parts.ts); chat()/chatStream() keep the older chat-completions translation while
+// callers move over. A response format goes to Gemini's own JSON mode (responseMimeType +
+// responseJsonSchema), so content is raw JSON, streaming or not (rule 4).
+import { assembleResponse } from '../../canonical/assemble';
+import type { ModelRequest, ModelResponse, OptionName, StreamPart } from '../../canonical/model';
 import type { ProviderConfig } from '../../config/types';
 import { GatewayError } from '../../http/errors';
 import { parseSse } from '../http/sse-parser';
@@ -9,9 +13,11 @@ import { UpstreamTransport, type UpstreamResponse } from '../http/transport';
 import { withheld } from '../http/upstream-errors';
 import type { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Provider } from '../types';
 import { convertGeminiResponse } from './convert-gemini-response';
+import { convertModelRequestToGemini } from './convert-model-request-to-gemini';
 import { convertToGeminiRequest } from './convert-to-gemini-request';
+import { geminiReplyToParts, geminiStreamToParts } from './gemini-reply-to-parts';
 import { geminiStreamToChunks } from './gemini-stream-to-chunks';
-import type { GeminiResponse } from './gemini-wire-types';
+import type { GeminiRequest, GeminiResponse } from './gemini-wire-types';
 import { geminiErrorMapper } from './map-gemini-error';
 
 export const GEMINI_DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
@@ -21,8 +27,31 @@ export function geminiModelPath(model: string): string {
   return /^(models|tunedModels)\//.test(model) ? model : `models/${model}`;
 }
 
+/** The canonical options generationConfig has a field for (not user, parallelToolCalls, verbosity, serviceTier, promptCacheKey). */
+const GEMINI_OPTIONS: ReadonlySet<OptionName> = new Set<OptionName>([
+  'maxOutputTokens',
+  'temperature',
+  'topP',
+  'topK',
+  'stop',
+  'seed',
+  'presencePenalty',
+  'frequencyPenalty',
+  'n',
+  'logprobs',
+  'topLogprobs',
+  'responseFormat',
+  'reasoning',
+]);
+
+async function* fromArray<T>(items: readonly T[]): AsyncIterable<T> {
+  yield* items;
+}
+
 export class GeminiProvider implements Provider {
   readonly type = 'gemini' as const;
+  /** Gemini rejects unknown fields: no caller extras are sent (extrasOf stays unset). */
+  readonly honours = GEMINI_OPTIONS;
   private readonly baseUrl: string;
   private readonly headers: Record<string, string>;
   private readonly transport: UpstreamTransport;
@@ -39,7 +68,11 @@ export class GeminiProvider implements Provider {
   }
 
   private send(request: ChatCompletionRequest, upstreamModel: string, method: string, options: CallOptions): Promise<UpstreamResponse> {
-    const body = JSON.stringify(convertToGeminiRequest(request));
+    return this.post(convertToGeminiRequest(request), upstreamModel, method, options);
+  }
+
+  private post(request: GeminiRequest, upstreamModel: string, method: string, options: CallOptions): Promise<UpstreamResponse> {
+    const body = JSON.stringify(request);
     return this.transport.send({
       url: `${this.baseUrl}/${geminiModelPath(upstreamModel)}:${method}`,
       method: 'POST',
@@ -47,6 +80,20 @@ export class GeminiProvider implements Provider {
       body,
       ...(options.signal ? { signal: options.signal } : {}),
     });
+  }
+
+  async generate(request: ModelRequest, upstreamModel: string, options: CallOptions): Promise<ModelResponse> {
+    const response = await this.post(convertModelRequestToGemini(request), upstreamModel, 'generateContent', options);
+    const reply = await response.json();
+    if (reply === null || typeof reply !== 'object') {
+      throw new GatewayError('upstream_error', `Upstream provider ${this.name} sent an empty reply.`);
+    }
+    return assembleResponse(fromArray(geminiReplyToParts(reply as GeminiResponse, upstreamModel)));
+  }
+
+  async *stream(request: ModelRequest, upstreamModel: string, options: CallOptions): AsyncIterable<StreamPart> {
+    const response = await this.post(convertModelRequestToGemini(request), upstreamModel, 'streamGenerateContent?alt=sse', options);
+    yield* geminiStreamToParts(this.events(response), upstreamModel);
   }
 
   async chat(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): Promise<ChatCompletion> {

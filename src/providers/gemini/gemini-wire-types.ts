@@ -57,7 +57,8 @@ export interface GeminiTool {
 }
 
 export interface GeminiToolConfig {
-  functionCallingConfig: { mode: 'AUTO' | 'ANY' | 'NONE'; allowedFunctionNames?: string[] };
+  /** VALIDATED: calls or text, calls constrained to `allowedFunctionNames` (ANY: calls only). */
+  functionCallingConfig: { mode: 'AUTO' | 'ANY' | 'NONE' | 'VALIDATED'; allowedFunctionNames?: string[] };
 }
 
 export interface GeminiGenerationConfig {

@@ -1,7 +1,9 @@
 // OpenAI-format upstreams (OpenAI, Azure-style, vLLM, Ollama): `baseUrl` + /chat/completions and
-// /completions, the key as a Bearer token, `config.headers` added (Azure `api-key`, `api-version`
-// style extras). The HTTP routes forward the caller's own bytes through forward(); library callers
-// (agent runs, the Responses interface) use chat()/chatStream().
+// /completions (and /responses when `responses: native` says the upstream speaks Responses), the key
+// as a Bearer token, `config.headers` added (Azure `api-key`, `api-version` style extras). The HTTP
+// routes forward the caller's own bytes through forward(); every translated call goes through
+// generate()/stream(), canonical model ⇄ chat completions (convert-model-request-to-openai-chat.ts,
+// convert-openai-chat-completion.ts, openai-chat-stream-to-parts.ts).
 //
 // Why not http-proxy-middleware here: it pipes one request to one upstream attempt, but this path must
 // retry 429/5xx/connection errors with backoff before the first byte, enforce connect/first-byte/idle
@@ -9,10 +11,16 @@
 // transforms, and read usage from the reply for the audit trail. The shared transport does
 // all of that with the same zero-copy piping (Buffers relayed as they arrive), so one code path serves
 // both the proxy and the library calls.
+import type { ModelRequest, ModelResponse, OptionName, StreamPart } from '../../canonical/model';
 import type { ProviderConfig } from '../../config/types';
+import { GatewayError } from '../../http/errors';
 import { UpstreamTransport, type UpstreamResponse } from '../http/transport';
 import type { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ForwardOptions, Provider, WireOperation } from '../types';
+import { convertModelRequestToOpenAiChat } from './convert-model-request-to-openai-chat';
+import { convertOpenAiChatCompletion } from './convert-openai-chat-completion';
 import { readChatChunks } from './openai-chat-stream';
+import { openAiChatStreamToParts } from './openai-chat-stream-to-parts';
+import type { OpenAiChatCompletion } from './openai-chat-wire-types';
 
 const PATHS: Readonly<Record<'chat' | 'completions' | 'responses', string>> = {
   chat: '/chat/completions',
@@ -20,9 +28,32 @@ const PATHS: Readonly<Record<'chat' | 'completions' | 'responses', string>> = {
   responses: '/responses',
 };
 
+/** Every canonical option has a chat-completions field except top_k (OpenAI rejects it). */
+const CHAT_OPTIONS: ReadonlySet<OptionName> = new Set<OptionName>([
+  'maxOutputTokens',
+  'temperature',
+  'topP',
+  'stop',
+  'seed',
+  'presencePenalty',
+  'frequencyPenalty',
+  'n',
+  'logprobs',
+  'topLogprobs',
+  'responseFormat',
+  'reasoning',
+  'parallelToolCalls',
+  'user',
+  'verbosity',
+  'serviceTier',
+  'promptCacheKey',
+]);
+
 export class OpenAiProvider implements Provider {
   readonly type = 'openai' as const;
-  readonly forwards: readonly WireOperation[] = ['chat', 'completions'];
+  readonly forwards: readonly WireOperation[];
+  readonly honours = CHAT_OPTIONS;
+  readonly extrasOf = 'chat' as const;
   private readonly baseUrl: string;
   private readonly transport: UpstreamTransport;
   /** Built once: every request sends the same upstream headers. */
@@ -34,6 +65,9 @@ export class OpenAiProvider implements Provider {
     readonly config: ProviderConfig,
   ) {
     this.baseUrl = (config.baseUrl ?? 'https://api.openai.com/v1').replace(/\/+$/, '');
+    // `responses: native`: the upstream speaks Responses itself (OpenAI, Azure); otherwise (the
+    // default, `translate`) Responses calls are translated onto chat completions.
+    this.forwards = config.responses === 'native' ? ['chat', 'completions', 'responses'] : ['chat', 'completions'];
     this.transport = new UpstreamTransport(name, config);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (config.apiKey) headers['authorization'] = `Bearer ${config.apiKey}`;
@@ -58,6 +92,20 @@ export class OpenAiProvider implements Provider {
       body,
       ...(options.signal ? { signal: options.signal } : {}),
     });
+  }
+
+  async generate(request: ModelRequest, upstreamModel: string, options: CallOptions): Promise<ModelResponse> {
+    const body = convertModelRequestToOpenAiChat(request, upstreamModel, false);
+    const response = await this.forward('chat', JSON.stringify(body), { ...options, stream: false });
+    const reply = await response.json();
+    if (reply === null || typeof reply !== 'object') throw new GatewayError('upstream_error', `Upstream provider ${this.name} sent an empty reply.`);
+    return convertOpenAiChatCompletion(reply as OpenAiChatCompletion, this.name, upstreamModel);
+  }
+
+  async *stream(request: ModelRequest, upstreamModel: string, options: CallOptions): AsyncIterable<StreamPart> {
+    const body = convertModelRequestToOpenAiChat(request, upstreamModel, true);
+    const response = await this.forward('chat', JSON.stringify(body), { ...options, stream: true });
+    yield* openAiChatStreamToParts(response.body, this.name, upstreamModel);
   }
 
   async chat(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): Promise<ChatCompletion> {
