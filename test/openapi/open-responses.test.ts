@@ -281,6 +281,8 @@ describe('Open Responses compatibility of our Responses objects and events', fun
     for (const sample of events()) {
       assertOpenResponsesEvent(sample);
       assertOurEvent(sample);
+      // The union as the conformance test compiles it (Ajv's discriminator on `type`).
+      assertOurSchema('ResponseStreamEvent', sample);
     }
   });
 

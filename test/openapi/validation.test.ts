@@ -181,6 +181,7 @@ describe('generated request validation', () => {
             { type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com', require_approval: 'never', allowed_tools: ['search'] },
             { type: 'svc_web_search' },
             { type: 'svc_tools' },
+            { type: 'svc_not_in_the_catalog', forwarded: 'verbatim' },
             { type: 'web_search_preview', search_context_size: 'low' },
           ],
           tool_choice: {
