@@ -86,6 +86,28 @@ describe('OpenAPI document served over HTTP', function () {
     assert.match(res.body.error.message, /max_tokens/);
   });
 
+  it('answers a malformed Responses request with the nested envelope naming the field, as JSON (never SSE)', async () => {
+    const res = await request(gw.url)
+      .post('/v1/responses')
+      .set(gw.auth('admin'))
+      .send({ model: 'demo', stream: true, input: [{ type: 'message', content: 'hi' }] })
+      .expect(400);
+    assert.match(res.headers['content-type'] ?? '', /^application\/json/);
+    assert.equal(res.body.error.type, 'invalid_request_error');
+    assert.equal(res.body.error.param, 'input[0].role');
+    assert.match(res.body.error.message, /'input\[0\]\.role' is required/);
+  });
+
+  it('answers a negative or non-integer starting_after with 400 in the nested envelope naming it', async () => {
+    for (const bad of ['-1', '1.5', 'abc', '']) {
+      const res = await request(gw.url).get(`/v1/responses/resp_0123456789abcdef?stream=true&starting_after=${bad}`).set(gw.auth('admin')).expect(400);
+      assert.match(res.headers['content-type'] ?? '', /^application\/json/, bad);
+      assert.equal(res.body.error.type, 'invalid_request_error', bad);
+      assert.equal(res.body.error.param, 'starting_after', bad);
+      assert.match(res.body.error.message, /'starting_after'/, bad);
+    }
+  });
+
   it('rejects a malformed runId in the path with 400 naming it', async () => {
     const res = await request(gw.url).get('/v1/runs/not-a-uuid').set(gw.auth('admin')).expect(400);
     assert.equal(res.body.error, 'Bad Request');
