@@ -5,6 +5,5 @@ export { responsesRequestToCanonical, HANDLER_FIELDS, type CanonicalResponsesReq
 export type { OptionFieldNames } from './request-options';
 export { canonicalToResponseObject, echoRequestFields, usageToResponses, type ResponseContext } from './response-object';
 export { ResponsesEventStream, type ResponsesEventStreamContext } from './responses-event-stream';
-export { redactResponsesRequest } from './redact-responses-request';
 export { mintId } from './ids';
 export type * from './wire-types';
