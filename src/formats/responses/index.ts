@@ -7,3 +7,4 @@ export { canonicalToResponseObject, echoRequestFields, usageToResponses, type Re
 export { ResponsesEventStream, type ResponsesEventStreamContext } from './responses-event-stream';
 export { mintId } from './ids';
 export type * from './wire-types';
+export { redactResponsesRequest } from './redact-responses-request';
