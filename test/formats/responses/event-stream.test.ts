@@ -274,6 +274,35 @@ describe('formats/responses: ResponsesEventStream', () => {
     assert.deepEqual(sdkAccumulated(events).output, final.output);
   });
 
+  it('opens a text block a provider delta-ed without starting it, skips empty deltas, and ignores argument deltas of a call never started', () => {
+    const events = run([
+      { type: 'text-delta', id: 't', delta: 'no start' },
+      { type: 'text-delta', id: 't', delta: '' },
+      { type: 'tool-call-delta', id: 'ghost', delta: '{"lost":true}' },
+      { type: 'tool-call-start', id: 'c', callId: 'call_1', name: 'weather' },
+      { type: 'tool-call-delta', id: 'c', delta: '' },
+      { type: 'tool-call-end', id: 'c' },
+      { type: 'text-end', id: 't' },
+      { type: 'finish', finishReason: 'stop', usage: USAGE },
+    ]);
+    assertWellFormed(events);
+    assert.deepEqual(types(events).slice(2, 6), [
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_item.added',
+    ]);
+    assert.equal(events.filter((event) => event.type === 'response.output_text.delta').length, 1);
+    assert.equal(events.filter((event) => event.type === 'response.function_call_arguments.delta').length, 0);
+    assert.deepEqual(
+      terminalResponse(events).output.map((item) => [item.type, messageText(item)]),
+      [
+        ['message', 'no start'],
+        ['function_call', null],
+      ],
+    );
+  });
+
   it('shows native Responses items as added and done; native parts of another format have no item', () => {
     const item = { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'q' } };
     const events = run([

@@ -5,6 +5,7 @@ import { canonicalToResponseObject, responsesRequestToCanonical } from '../../..
 
 const PNG_B64 = Buffer.from('not really a png').toString('base64');
 const PDF_B64 = Buffer.from('%PDF-1.4 body').toString('base64');
+const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
 
 /** The GatewayError a conversion throws (fails when none is thrown). */
 function rejection(body: JsonObject): { status: number; code: string; param: string | undefined; message: string } {
@@ -204,6 +205,23 @@ describe('formats/responses: responsesRequestToCanonical', () => {
     assert.deepEqual({ ...redacted, id: undefined }, { type: 'reasoning', text: '', redactedData: 'REDACTED-PAYLOAD', id: undefined });
     assert.equal(call?.type, 'tool-call');
     assert.equal(call.id, 'toolu_1');
+  });
+
+  it('reads a percent-encoded data: URL as base64, an unknown assistant part as native, the older reasoning.generate_summary, and skips empty instructions', () => {
+    const { request } = responsesRequestToCanonical({
+      model: 'm',
+      instructions: '',
+      reasoning: { generate_summary: 'concise' },
+      input: [
+        { role: 'user', content: [{ type: 'input_file', filename: 'a.txt', file_data: 'data:text/plain,hello%20world' }] },
+        { role: 'assistant', content: [{ type: 'output_audio', transcript: 'hi' }] },
+      ],
+    });
+    assert.deepEqual(request.messages, [
+      { role: 'user', content: [{ type: 'file', source: { kind: 'base64', mediaType: 'text/plain', data: b64('hello world') }, filename: 'a.txt' }] },
+      { role: 'assistant', content: [{ type: 'native', format: 'responses', value: { type: 'output_audio', transcript: 'hi' } }] },
+    ]);
+    assert.deepEqual(request.options, { reasoning: { summary: 'concise' } });
   });
 
   it('maps function, mcp, hosted svc_* and other tool types', () => {
