@@ -18,9 +18,9 @@
 // run from `startSequence` without gaps. Every event and snapshot is a fresh object, never touched
 // again, so events can be serialised later (an event log written in batches).
 import type { StreamPart } from '../../canonical/model';
-import { GatewayError } from '../../http/errors';
 import { mintId } from './ids';
 import { functionCallItem, messageItem, nativeItem, outputText, reasoningItem } from './output-items';
+import { endedEarly, itemOfBlock, streamErrorOf, type Block, type NativeBlock, type ReasoningBlock, type TextBlock, type ToolCallBlock } from './stream-blocks';
 import {
   assembleResponseObject,
   callerModel,
@@ -32,7 +32,6 @@ import {
 } from './response-object';
 import type {
   EchoedRequestFields,
-  ItemStatus,
   OutputItem,
   ResponseLifecycleEventType,
   ResponseObject,
@@ -46,56 +45,6 @@ export interface ResponsesEventStreamContext extends ResponseContext {
   /** The sequence number of the first event (default 0). */
   startSequence?: number;
 }
-
-interface TextBlock {
-  kind: 'text';
-  outputIndex: number;
-  itemId: string;
-  text: string;
-  open: boolean;
-}
-
-interface ToolCallBlock {
-  kind: 'tool-call';
-  outputIndex: number;
-  itemId: string;
-  callId: string;
-  name: string;
-  arguments: string;
-  open: boolean;
-}
-
-interface ReasoningBlock {
-  kind: 'reasoning';
-  outputIndex: number;
-  itemId: string;
-  text: string;
-  /** Whether the summary part was added (on the first text). */
-  summaryAdded: boolean;
-  redactedData?: string;
-  encryptedContent?: string;
-  signature?: string;
-  open: boolean;
-}
-
-interface NativeBlock {
-  kind: 'native';
-  outputIndex: number;
-  item: OutputItem;
-  open: false;
-}
-
-type Block = TextBlock | ToolCallBlock | ReasoningBlock | NativeBlock;
-
-/** The error a failure reports: a GatewayError's own, else a generic stream error (no internals leak). */
-function streamErrorOf(err: unknown): StreamErrorPayload {
-  if (err instanceof GatewayError) return { type: err.type, code: err.wireCode ?? 'stream_error', message: err.message, param: err.param ?? null };
-  return { type: 'server_error', code: 'stream_error', message: 'The model stream failed before the response was complete.', param: null };
-}
-
-/** The source ended without a finish part (an upstream connection cut between chunks). */
-const endedEarly = (): GatewayError =>
-  new GatewayError('upstream_error', 'The model stream ended before the response was complete.', { type: 'server_error', wireCode: 'stream_error' });
 
 export class ResponsesEventStream {
   /** The response id (`resp_…`), fixed for the stream's life. */
@@ -285,7 +234,7 @@ export class ResponsesEventStream {
   /** The response object as it stands now (a snapshot: in progress, or final once finished). */
   response(): ResponseObject {
     const failed = this.status === 'failed';
-    const output = this.blocks.map((block) => this.itemOf(block, block.open ? (failed ? 'incomplete' : 'in_progress') : 'completed'));
+    const output = this.blocks.map((block) => itemOfBlock(block, block.open ? (failed ? 'incomplete' : 'in_progress') : 'completed'));
     return assembleResponseObject(
       {
         id: this.id,
@@ -319,19 +268,6 @@ export class ResponsesEventStream {
       error: payload,
     };
     return [error, this.lifecycle('response.failed')];
-  }
-
-  private itemOf(block: Block, status: ItemStatus): OutputItem {
-    switch (block.kind) {
-      case 'text':
-        return messageItem(block.itemId, status, [outputText(block.text)]);
-      case 'tool-call':
-        return functionCallItem(block.itemId, status, block.callId, block.name, block.arguments);
-      case 'reasoning':
-        return reasoningItem(block.itemId, block.text === '' ? [] : [block.text], block);
-      case 'native':
-        return block.item;
-    }
   }
 
   private added(block: Block, item: OutputItem, events: ResponsesEvent[]): void {
@@ -429,7 +365,7 @@ export class ResponsesEventStream {
       type: 'response.output_item.done',
       sequence_number: this.sequence++,
       output_index: block.outputIndex,
-      item: this.itemOf(block, 'completed'),
+      item: itemOfBlock(block, 'completed'),
     });
   }
 }
