@@ -1,0 +1,371 @@
+// Canonical stream parts → the Responses SSE event sequence (spec "Events"; Open Responses
+// *StreamingEvent schemas). One instance per response owns that response's stream state.
+//
+//   response.created → response.in_progress
+//   per text block:      output_item.added (message) → content_part.added → output_text.delta…
+//                        → output_text.done → content_part.done → output_item.done
+//   per tool call:       output_item.added (function_call, arguments '') → function_call_arguments.delta…
+//                        → function_call_arguments.done → output_item.done
+//   per reasoning block: output_item.added (reasoning) → reasoning_summary_part.added
+//                        → reasoning_summary_text.delta… → reasoning_summary_text.done
+//                        → reasoning_summary_part.done → output_item.done (summary part only with text)
+//   native Responses items: output_item.added → output_item.done
+//   then exactly one terminal event: response.completed, response.incomplete (length, content
+//   filter), or, on any failure, `error` followed by response.failed.
+//
+// Blocks may interleave; each gets its output_index when it opens, so indexes follow the order
+// in which items were added (what clients accumulating `output` by index expect). Sequence numbers
+// run from `startSequence` without gaps. Every event and snapshot is a fresh object, never touched
+// again, so events can be serialised later (an event log written in batches).
+import type { StreamPart } from '../../canonical/model';
+import { mintId } from './ids';
+import { functionCallItem, messageItem, nativeItem, outputText, reasoningItem } from './output-items';
+import { endedEarly, itemOfBlock, streamErrorOf, type Block, type NativeBlock, type ReasoningBlock, type TextBlock, type ToolCallBlock } from './stream-blocks';
+import {
+  assembleResponseObject,
+  callerModel,
+  echoRequestFields,
+  FINISHED_WITH_ERROR,
+  outcomeOf,
+  usageToResponses,
+  type ResponseContext,
+} from './response-object';
+import type {
+  EchoedRequestFields,
+  OutputItem,
+  ResponseLifecycleEventType,
+  ResponseObject,
+  ResponseStatus,
+  ResponseUsage,
+  ResponsesEvent,
+  StreamErrorPayload,
+} from './wire-types';
+
+export interface ResponsesEventStreamContext extends ResponseContext {
+  /** The sequence number of the first event (default 0). */
+  startSequence?: number;
+}
+
+export class ResponsesEventStream {
+  /** The response id (`resp_…`), fixed for the stream's life. */
+  readonly id: string;
+  private readonly model: string;
+  private readonly createdAt: number;
+  private readonly now: () => number;
+  private readonly echoed: EchoedRequestFields;
+  private readonly conversationId: string | undefined;
+  private sequence: number;
+  private started = false;
+  private status: ResponseStatus = 'in_progress';
+  private incompleteReason: string | undefined;
+  private error: { code: string; message: string } | undefined;
+  private usage: ResponseUsage | null = null;
+  private completedAt: number | null = null;
+  private readonly blocks: Block[] = [];
+  /** Open blocks by their stream part id. */
+  private readonly open = new Map<string, TextBlock | ToolCallBlock | ReasoningBlock>();
+
+  constructor(ctx: ResponsesEventStreamContext) {
+    this.now = ctx.now ?? Date.now;
+    this.id = ctx.id ?? mintId('resp');
+    this.model = callerModel(ctx);
+    this.createdAt = ctx.createdAt ?? Math.floor(this.now() / 1000);
+    this.echoed = echoRequestFields(ctx.request);
+    this.conversationId = ctx.conversationId;
+    this.sequence = ctx.startSequence ?? 0;
+  }
+
+  /** The sequence number the next event will carry. */
+  get nextSequenceNumber(): number {
+    return this.sequence;
+  }
+
+  /** Whether the terminal event was emitted (nothing follows it). */
+  get finished(): boolean {
+    return this.status !== 'in_progress';
+  }
+
+  /** `response.created` and `response.in_progress` (once; later calls return nothing). */
+  start(): ResponsesEvent[] {
+    if (this.started) return [];
+    this.started = true;
+    return [this.lifecycle('response.created'), this.lifecycle('response.in_progress')];
+  }
+
+  /** The events of one stream part (the start events first if start() was not called). */
+  push(part: StreamPart): ResponsesEvent[] {
+    if (this.finished) return [];
+    const events = this.start();
+    switch (part.type) {
+      case 'start':
+        break;
+      case 'text-start':
+        this.openText(part.id, events);
+        break;
+      case 'text-delta': {
+        const block = this.textBlock(part.id, events);
+        if (part.delta === '') break;
+        block.text += part.delta;
+        events.push({
+          type: 'response.output_text.delta',
+          sequence_number: this.sequence++,
+          item_id: block.itemId,
+          output_index: block.outputIndex,
+          content_index: 0,
+          delta: part.delta,
+          logprobs: [],
+        });
+        break;
+      }
+      case 'reasoning-start': {
+        const block = this.openReasoning(part.id, events);
+        if (part.redactedData !== undefined) block.redactedData = part.redactedData;
+        if (part.encryptedContent !== undefined) block.encryptedContent = part.encryptedContent;
+        break;
+      }
+      case 'reasoning-delta':
+        this.reasoningDelta(this.reasoningBlock(part.id, events), part.delta, events);
+        break;
+      case 'reasoning-end': {
+        const block = this.open.get(part.id);
+        if (block?.kind !== 'reasoning') break;
+        if (part.signature !== undefined) block.signature = part.signature;
+        this.close(part.id, events);
+        break;
+      }
+      case 'tool-call-start':
+        this.openToolCall(part.id, part.callId, part.name, events);
+        break;
+      case 'tool-call-delta': {
+        // A delta for a call never started has no name to call: a provider bug, not guessed at.
+        const block = this.open.get(part.id);
+        if (block?.kind !== 'tool-call' || part.delta === '') break;
+        block.arguments += part.delta;
+        events.push({
+          type: 'response.function_call_arguments.delta',
+          sequence_number: this.sequence++,
+          item_id: block.itemId,
+          output_index: block.outputIndex,
+          delta: part.delta,
+        });
+        break;
+      }
+      case 'text-end':
+      case 'tool-call-end':
+        this.close(part.id, events);
+        break;
+      case 'native': {
+        const item = nativeItem(part.format, part.value);
+        if (item === undefined) break; // another format's block: no Responses item to show it as
+        const block: NativeBlock = { kind: 'native', outputIndex: this.blocks.length, item, open: false };
+        this.blocks.push(block);
+        events.push({ type: 'response.output_item.added', sequence_number: this.sequence++, output_index: block.outputIndex, item });
+        events.push({ type: 'response.output_item.done', sequence_number: this.sequence++, output_index: block.outputIndex, item });
+        break;
+      }
+      case 'finish': {
+        for (const id of [...this.open.keys()]) this.close(id, events);
+        this.usage = usageToResponses(part.usage);
+        const outcome = outcomeOf(part.finishReason);
+        if (outcome.status === 'failed') {
+          events.push(...this.failWith({ type: 'server_error', ...FINISHED_WITH_ERROR, param: null }));
+          break;
+        }
+        this.status = outcome.status;
+        this.incompleteReason = outcome.incompleteReason;
+        if (outcome.status === 'completed') this.completedAt = Math.floor(this.now() / 1000);
+        events.push(this.lifecycle(outcome.status === 'completed' ? 'response.completed' : 'response.incomplete'));
+        break;
+      }
+      case 'error':
+        events.push(...this.fail(part.error));
+        break;
+    }
+    return events;
+  }
+
+  /**
+   * The source of stream parts ended. After a `finish` part this adds nothing; without one the
+   * upstream stopped early, which is a failure (`error` + `response.failed`), so every stream ends
+   * with exactly one terminal event.
+   */
+  finish(): ResponsesEvent[] {
+    if (this.finished) return [];
+    return this.fail(endedEarly());
+  }
+
+  /**
+   * A failure after the stream started (a thrown source error, an upstream cut, a timeout): the
+   * `error` event, then `response.failed` with the output so far (open items `incomplete`).
+   */
+  fail(err: unknown): ResponsesEvent[] {
+    if (this.finished) return [];
+    return [...this.start(), ...this.failWith(streamErrorOf(err))];
+  }
+
+  /** Runs a whole source through the stream: start, every part, the terminal event (a throw becomes fail). */
+  async *events(source: AsyncIterable<StreamPart>): AsyncGenerator<ResponsesEvent> {
+    yield* this.start();
+    const iterator = source[Symbol.asyncIterator]();
+    let done = false;
+    try {
+      while (!this.finished) {
+        let next: IteratorResult<StreamPart>;
+        try {
+          next = await iterator.next();
+        } catch (err) {
+          done = true;
+          yield* this.fail(err);
+          return;
+        }
+        if (next.done === true) {
+          done = true;
+          break;
+        }
+        yield* this.push(next.value);
+      }
+      yield* this.finish();
+    } finally {
+      // Parts after the terminal event, or a consumer that stopped reading: release the source.
+      if (!done) await iterator.return?.();
+    }
+  }
+
+  /** The response object as it stands now (a snapshot: in progress, or final once finished). */
+  response(): ResponseObject {
+    const failed = this.status === 'failed';
+    const output = this.blocks.map((block) => itemOfBlock(block, block.open ? (failed ? 'incomplete' : 'in_progress') : 'completed'));
+    return assembleResponseObject(
+      {
+        id: this.id,
+        model: this.model,
+        createdAt: this.createdAt,
+        completedAt: this.completedAt,
+        status: this.status,
+        incompleteReason: this.incompleteReason,
+        error: this.error,
+        output,
+        usage: this.usage,
+      },
+      this.echoed,
+      this.conversationId,
+    );
+  }
+
+  private lifecycle(type: ResponseLifecycleEventType): ResponsesEvent {
+    return { type, sequence_number: this.sequence++, response: this.response() };
+  }
+
+  private failWith(payload: StreamErrorPayload): ResponsesEvent[] {
+    this.status = 'failed';
+    this.error = { code: payload.code, message: payload.message };
+    const error: ResponsesEvent = {
+      type: 'error',
+      sequence_number: this.sequence++,
+      code: payload.code,
+      message: payload.message,
+      param: payload.param,
+      error: payload,
+    };
+    return [error, this.lifecycle('response.failed')];
+  }
+
+  private added(block: Block, item: OutputItem, events: ResponsesEvent[]): void {
+    events.push({ type: 'response.output_item.added', sequence_number: this.sequence++, output_index: block.outputIndex, item });
+  }
+
+  private openText(id: string, events: ResponsesEvent[]): TextBlock {
+    const block: TextBlock = { kind: 'text', outputIndex: this.blocks.length, itemId: mintId('msg'), text: '', open: true };
+    this.blocks.push(block);
+    this.open.set(id, block);
+    this.added(block, messageItem(block.itemId, 'in_progress', []), events);
+    events.push({
+      type: 'response.content_part.added',
+      sequence_number: this.sequence++,
+      item_id: block.itemId,
+      output_index: block.outputIndex,
+      content_index: 0,
+      part: outputText(''),
+    });
+    return block;
+  }
+
+  /** The open text block `id` (opened now if the provider skipped text-start). */
+  private textBlock(id: string, events: ResponsesEvent[]): TextBlock {
+    const block = this.open.get(id);
+    return block?.kind === 'text' ? block : this.openText(id, events);
+  }
+
+  private openReasoning(id: string, events: ResponsesEvent[]): ReasoningBlock {
+    const block: ReasoningBlock = { kind: 'reasoning', outputIndex: this.blocks.length, itemId: mintId('rs'), text: '', summaryAdded: false, open: true };
+    this.blocks.push(block);
+    this.open.set(id, block);
+    this.added(block, reasoningItem(block.itemId, [], {}), events);
+    return block;
+  }
+
+  private reasoningBlock(id: string, events: ResponsesEvent[]): ReasoningBlock {
+    const block = this.open.get(id);
+    return block?.kind === 'reasoning' ? block : this.openReasoning(id, events);
+  }
+
+  private reasoningDelta(block: ReasoningBlock, delta: string, events: ResponsesEvent[]): void {
+    if (delta === '') return;
+    const where = { item_id: block.itemId, output_index: block.outputIndex, summary_index: 0 };
+    if (!block.summaryAdded) {
+      block.summaryAdded = true;
+      events.push({ type: 'response.reasoning_summary_part.added', sequence_number: this.sequence++, ...where, part: { type: 'summary_text', text: '' } });
+    }
+    block.text += delta;
+    events.push({ type: 'response.reasoning_summary_text.delta', sequence_number: this.sequence++, ...where, delta });
+  }
+
+  private openToolCall(id: string, callId: string, name: string, events: ResponsesEvent[]): void {
+    const block: ToolCallBlock = { kind: 'tool-call', outputIndex: this.blocks.length, itemId: mintId('fc'), callId, name, arguments: '', open: true };
+    this.blocks.push(block);
+    this.open.set(id, block);
+    this.added(block, functionCallItem(block.itemId, 'in_progress', callId, name, ''), events);
+  }
+
+  /** The done events of open block `id`, then its output_item.done. */
+  private close(id: string, events: ResponsesEvent[]): void {
+    const block = this.open.get(id);
+    if (block === undefined) return;
+    this.open.delete(id);
+    block.open = false;
+    const where = { item_id: block.itemId, output_index: block.outputIndex };
+    switch (block.kind) {
+      case 'text':
+        events.push({ type: 'response.output_text.done', sequence_number: this.sequence++, ...where, content_index: 0, text: block.text, logprobs: [] });
+        events.push({ type: 'response.content_part.done', sequence_number: this.sequence++, ...where, content_index: 0, part: outputText(block.text) });
+        break;
+      case 'tool-call':
+        events.push({
+          type: 'response.function_call_arguments.done',
+          sequence_number: this.sequence++,
+          ...where,
+          name: block.name,
+          arguments: block.arguments,
+        });
+        break;
+      case 'reasoning':
+        if (block.summaryAdded) {
+          events.push({ type: 'response.reasoning_summary_text.done', sequence_number: this.sequence++, ...where, summary_index: 0, text: block.text });
+          events.push({
+            type: 'response.reasoning_summary_part.done',
+            sequence_number: this.sequence++,
+            ...where,
+            summary_index: 0,
+            part: { type: 'summary_text', text: block.text },
+          });
+        }
+        break;
+    }
+    events.push({
+      type: 'response.output_item.done',
+      sequence_number: this.sequence++,
+      output_index: block.outputIndex,
+      item: itemOfBlock(block, 'completed'),
+    });
+  }
+}
