@@ -23,20 +23,25 @@ export interface WireCodec {
 }
 
 export type WireCall =
-  | { kind: 'forward'; resolved: ResolvedModel; meter: RequestMeter; body: Buffer | string }
-  | { kind: 'canonical'; resolved: ResolvedModel; meter: RequestMeter; request: ModelRequest; plan: CallPlan; scope: CallScope };
+  | { kind: 'forward'; resolved: ResolvedModel; meter: RequestMeter; body: Buffer | string; inspected: JsonObject; detached: boolean }
+  | { kind: 'canonical'; resolved: ResolvedModel; meter: RequestMeter; request: ModelRequest; plan: CallPlan; scope: CallScope; inspected: JsonObject };
 
 /** The scope of a gateway request's model calls: its organization, abort signal and request meter. */
 export interface RequestScope extends CallScope {
   meter(resolved: ResolvedModel): RequestMeter;
 }
 
-export function requestScope(ctx: RequestContext, services: Pick<AppServices, 'metrics'>): RequestScope {
+/**
+ * `detached`: the call outlives its caller (a stored response is generated to its end even when the
+ * client leaves, to be read or resumed later); it is not aborted by the client's disconnect.
+ */
+export function requestScope(ctx: RequestContext, services: Pick<AppServices, 'metrics'>, detached = false): RequestScope {
   const orgId = ctx.principal?.orgId ?? 'default';
+  const own = detached ? new AbortController().signal : null;
   return {
     orgId,
     get signal() {
-      return ctx.abort.signal;
+      return own ?? ctx.abort.signal;
     },
     requestId: ctx.requestId,
     meter: (resolved) => new RequestMeter(ctx, services.metrics, resolved),
@@ -47,9 +52,15 @@ export function requestScope(ctx: RequestContext, services: Pick<AppServices, 'm
  * Resolves the body's model for the caller and plans its call. `stream` is consumed on the canonical
  * path (the handler decides how to call); on the pass-through path it stays in the forwarded bytes.
  */
-export function prepareWireCall(ctx: RequestContext, services: Pick<AppServices, 'modelCalls' | 'metrics'>, codec: WireCodec, body: JsonObject): WireCall {
+export function prepareWireCall(
+  ctx: RequestContext,
+  services: Pick<AppServices, 'modelCalls' | 'metrics'>,
+  codec: WireCodec,
+  body: JsonObject,
+  options: { detached?: boolean } = {},
+): WireCall {
   const model = body['model'] as string;
-  const scope = requestScope(ctx, services);
+  const scope = requestScope(ctx, services, options.detached === true);
   const resolved = services.modelCalls.models.resolve(scope.orgId, model);
   const { provider, upstreamModel } = resolved;
   const redactor = ctx.dlp;
@@ -60,16 +71,18 @@ export function prepareWireCall(ctx: RequestContext, services: Pick<AppServices,
 
   if (provider.forward && provider.forwards?.includes(codec.format)) {
     const meter = scope.meter(resolved);
-    return { kind: 'forward', resolved, meter, body: passThroughBody(ctx, body, model, upstreamModel, editAll) };
+    const { bytes, inspected } = passThroughBody(ctx, body, model, upstreamModel, editAll);
+    return { kind: 'forward', resolved, meter, body: bytes, inspected, detached: options.detached === true };
   }
   // Redacted before conversion: the provider gets the translation of what was inspected.
   const { copy } = transformedCopy(ctx, body, editAll);
+  const inspected = { ...copy };
   delete copy['stream'];
   const { request, fieldNames } = codec.toCanonical(copy);
   const plan = services.modelCalls.plan(scope, request, fieldNames);
   const meter = plan.meter;
   if (!(meter instanceof RequestMeter)) throw new Error('a request scope makes request meters');
-  return { kind: 'canonical', resolved, meter, request, plan, scope };
+  return { kind: 'canonical', resolved, meter, request, plan, scope, inspected };
 }
 
 /** Sends a pass-through call's bytes; a failure is metered before it propagates. */
@@ -82,7 +95,8 @@ export async function forwardWireCall(
   const { provider } = call.resolved;
   try {
     if (!provider.forward) throw new Error(`provider ${provider.name} does not forward`);
-    return await provider.forward(format, call.body, { signal: ctx.abort, requestId: ctx.requestId, stream });
+    const options = { requestId: ctx.requestId, stream };
+    return await provider.forward(format, call.body, call.detached ? options : { ...options, signal: ctx.abort });
   } catch (err) {
     call.meter.fail(err);
     throw err;
