@@ -3,6 +3,7 @@
 // providers (test/providers/anthropic-gateway.test.ts and test/gateway/chat-completions.test.ts drive
 // the same shapes through HTTP).
 import assert from 'node:assert/strict';
+import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import type { ModelResponse, StreamPart } from '../../src/canonical/model';
 import { responseToParts } from '../../src/canonical/assemble';
 import { ChatChunkStream, canonicalToChatChunks, canonicalToChatCompletion, chatRequestToCanonical } from '../../src/formats/chat';
@@ -27,6 +28,18 @@ async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const item of source) out.push(item);
   return out;
+}
+
+/** What the OpenAI SDK assembles from the chunks (its ChatCompletionStream reads newline-delimited chunks). */
+async function sdkFinalCompletion(chunks: ChatCompletionChunk[]): Promise<Record<string, unknown>> {
+  const lines = chunks.map((chunk) => JSON.stringify(chunk) + '\n').join('');
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode(lines));
+      controller.close();
+    },
+  });
+  return (await ChatCompletionStream.fromReadableStream(body).finalChatCompletion()) as unknown as Record<string, unknown>;
 }
 
 function reply(overrides: Partial<ModelResponse> = {}): ModelResponse {
@@ -585,6 +598,22 @@ describe('formats/chat ⇄ canonical', () => {
       assert.equal(chunks.at(-1)?.choices[0]?.finish_reason, completion.choices[0]?.finish_reason);
       assert.deepEqual(chunks.at(-1)?.usage, completion.usage);
       assert.equal(chunks[0]?.id, completion.id);
+    });
+
+    it('the OpenAI SDK assembles from the chunks the completion canonicalToChatCompletion answers for the same reply', async () => {
+      for (const includeUsage of [true, false]) {
+        const chunks = await collect(
+          canonicalToChatChunks(from(responseToParts(toolReply, (t) => t.match(/.{1,4}/gs) ?? [])), { model: 'claude-gw', includeUsage }),
+        );
+        const assembled = await sdkFinalCompletion(chunks);
+        const expected = canonicalToChatCompletion(toolReply, 'claude-gw');
+        for (const key of ['id', 'object', 'created', 'model', 'usage'] as const) assert.deepEqual(assembled[key], expected[key], key);
+        const choice = (assembled['choices'] as { message: Record<string, unknown>; finish_reason: string }[])[0];
+        assert.equal(choice?.finish_reason, 'tool_calls');
+        assert.equal(choice?.message['content'], expected.choices[0]?.message.content);
+        assert.deepEqual(choice?.message['tool_calls'], expected.choices[0]?.message.tool_calls);
+        assert.equal(choice?.message['reasoning_content'], 'hmm');
+      }
     });
   });
 });

@@ -2,18 +2,9 @@
 // completions itself (a chat-speaking provider gets the caller's bytes). Pure: the caller's body is
 // read, never changed. Fields with no canonical meaning go to `extra` (format 'chat'): an OpenAI-format
 // upstream receives them, any other provider drops them and the call reports them.
-import type {
-  GenerationOptions,
-  JsonObject,
-  ModelRequest,
-  OptionName,
-  ReasoningEffort,
-  ResponseFormat,
-  ToolChoice,
-  ToolDefinition,
-} from '../../canonical/model';
+import type { JsonObject, ModelRequest, ReasoningEffort, ResponseFormat, ToolChoice, ToolDefinition } from '../../canonical/model';
 import { GatewayError } from '../../http/errors';
-import type { CanonicalRequest, FieldNames } from '../shared/canonical-request';
+import { OptionsBuilder, type CanonicalRequest } from '../shared/canonical-request';
 import { badRequest, isRecord, readBoolean, readInteger, readNumber, readString, readStringList, unknownFields } from '../shared/read-fields';
 import { readThinking } from '../shared/thinking-config';
 import { chatMessagesToCanonical } from './chat-messages-to-canonical';
@@ -137,18 +128,6 @@ export function chatResponseFormatToCanonical(value: unknown): ResponseFormat | 
     }
     default:
       throw badRequest('response_format.type must be text, json_object or json_schema.', 'response_format.type');
-  }
-}
-
-/** Collects options and the caller's name for each. */
-class OptionsBuilder {
-  readonly options: GenerationOptions = {};
-  readonly fieldNames: FieldNames = {};
-
-  set<K extends OptionName>(key: K, value: GenerationOptions[K] | undefined, field: string): void {
-    if (value === undefined) return;
-    this.options[key] = value;
-    this.fieldNames[key] = field;
   }
 }
 
