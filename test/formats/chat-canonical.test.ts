@@ -185,6 +185,28 @@ describe('formats/chat ⇄ canonical', () => {
       ]);
     });
 
+    it("a tool call's Gemini thought signature (extra_content.google.thought_signature) becomes a signature-only reasoning part right before it", () => {
+      const { request } = chatRequestToCanonical({
+        model: 'm',
+        messages: [
+          {
+            role: 'assistant',
+            content: 'Looking.',
+            tool_calls: [
+              { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' }, extra_content: { google: { thought_signature: 'U0lH' } } },
+              { id: 'c2', type: 'function', function: { name: 'g', arguments: '{}' } },
+            ],
+          },
+        ],
+      });
+      assert.deepEqual(request.messages[0]?.content, [
+        { type: 'text', text: 'Looking.' },
+        { type: 'reasoning', text: '', signature: 'U0lH' },
+        { type: 'tool-call', id: 'c1', name: 'f', arguments: '{}' },
+        { type: 'tool-call', id: 'c2', name: 'g', arguments: '{}' },
+      ]);
+    });
+
     it('an empty string content is no part; a tool message without content is an empty output', () => {
       const { request } = chatRequestToCanonical({
         model: 'm',
@@ -463,6 +485,38 @@ describe('formats/chat ⇄ canonical', () => {
       assert.equal('reasoning_content' in (completion.choices[0]?.message ?? {}), false);
     });
 
+    it('a signature-only reasoning part right before a tool call goes on it as extra_content.google.thought_signature; thinking with text does not', () => {
+      const completion = canonicalToChatCompletion(
+        reply({
+          content: [
+            { type: 'reasoning', text: '', signature: 'GEM1' },
+            { type: 'tool-call', id: 'c1', name: 'f', arguments: '{}' },
+            { type: 'reasoning', text: 'anthropic thinking', signature: 'ANT' },
+            { type: 'tool-call', id: 'c2', name: 'g', arguments: '{}' },
+            { type: 'reasoning', text: '', signature: 'ON_TEXT' },
+            { type: 'text', text: 'x' },
+            { type: 'tool-call', id: 'c3', name: 'h', arguments: '{}' },
+          ],
+        }),
+        'm',
+      );
+      assert.deepEqual(completion.choices[0]?.message.tool_calls, [
+        { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' }, extra_content: { google: { thought_signature: 'GEM1' } } },
+        { id: 'c2', type: 'function', function: { name: 'g', arguments: '{}' } },
+        { id: 'c3', type: 'function', function: { name: 'h', arguments: '{}' } },
+      ]);
+      assert.equal(completion.choices[0]?.message.reasoning_content, 'anthropic thinking');
+      // Round trip: the call sent back carries the signature to the same place.
+      const { request } = chatRequestToCanonical({
+        model: 'm',
+        messages: [{ role: 'assistant', content: null, tool_calls: completion.choices[0]?.message.tool_calls?.slice(0, 1) }],
+      });
+      assert.deepEqual(request.messages[0]?.content, [
+        { type: 'reasoning', text: '', signature: 'GEM1' },
+        { type: 'tool-call', id: 'c1', name: 'f', arguments: '{}' },
+      ]);
+    });
+
     it('maps every finish reason; a tool_calls finish without calls (JSON mode) is stop; a missing id and created are minted', () => {
       const expected = { stop: 'stop', length: 'length', content_filter: 'content_filter', tool_calls: 'stop', error: 'stop', other: 'stop' } as const;
       for (const [finishReason, finish] of Object.entries(expected)) {
@@ -559,6 +613,28 @@ describe('formats/chat ⇄ canonical', () => {
       assert.equal(chunks.length, 1 + 2 + 3 + 1);
       assert.equal(chunks.at(-1)?.choices[0]?.finish_reason, 'tool_calls', 'a stop after tool calls is tool_calls');
       assert.equal(chunks[0]?.id, 'chatcmpl-1');
+    });
+
+    it("a tool call right after a signature-only reasoning block carries the signature in its first delta (Gemini's thought signature)", () => {
+      const chunks = run([
+        { type: 'start', id: 'r1', model: 'up', created: 1 },
+        { type: 'reasoning-start', id: 's' },
+        { type: 'reasoning-end', id: 's', signature: 'U0lH' },
+        { type: 'tool-call-start', id: 'a', callId: 'call_a', name: 'lookup' },
+        { type: 'tool-call-delta', id: 'a', delta: '{"q":"gateway"}' },
+        { type: 'tool-call-end', id: 'a' },
+        { type: 'reasoning-start', id: 't' },
+        { type: 'reasoning-delta', id: 't', delta: 'thought' },
+        { type: 'reasoning-end', id: 't', signature: 'ANT' },
+        { type: 'tool-call-start', id: 'b', callId: 'call_b', name: 'other' },
+        { type: 'tool-call-end', id: 'b' },
+        { type: 'finish', finishReason: 'stop', usage: { inputTokens: 9, outputTokens: 4 } },
+      ]);
+      const starts = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []).filter((t) => t.id !== undefined);
+      assert.deepEqual(starts, [
+        { index: 0, id: 'call_a', type: 'function', function: { name: 'lookup', arguments: '' }, extra_content: { google: { thought_signature: 'U0lH' } } },
+        { index: 1, id: 'call_b', type: 'function', function: { name: 'other', arguments: '' } },
+      ]);
     });
 
     it('throws the error of an error part after the chunks already produced, and refuses a stream cut before finish', async () => {

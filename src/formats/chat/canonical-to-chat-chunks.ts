@@ -8,12 +8,14 @@
 // finish reason. Usage: with `stream_options.include_usage` it comes as OpenAI sends it, a last chunk
 // with an empty `choices`; otherwise it rides on the finish chunk, so that metering still sees it and
 // clients that read choices[0] of every chunk never meet an empty choices list they did not ask for.
-// Native parts have no chat form and are skipped. An `error` part is thrown: the route ends the
+// A tool call right after a signature-only reasoning block (a Gemini thought signature) carries it as
+// `extra_content.google.thought_signature`, as canonicalToChatCompletion does. Native parts have no
+// chat form and are skipped. An `error` part is thrown: the route ends the
 // stream with its error event.
 import type { StreamPart } from '../../canonical/model';
 import { GatewayError } from '../../http/errors';
 import { chatCompletionId, chatFinishReason, chatUsage } from './chat-reply-fields';
-import type { ChatChunkDelta, ChatCompletionChunk, ChatFinishReason } from './chat-wire-types';
+import type { ChatChunkDelta, ChatChunkToolCall, ChatCompletionChunk, ChatFinishReason } from './chat-wire-types';
 
 export interface ChatChunkStreamOptions {
   /** The caller's model id, echoed in every chunk. */
@@ -30,6 +32,10 @@ export class ChatChunkStream {
   private finished = false;
   /** Canonical tool-call block id → its chat tool-call index (0, 1, ... in order of appearance). */
   private readonly toolIndexes = new Map<string, number>();
+  /** Open reasoning blocks: whether each is only a signature so far (no text, nothing redacted). */
+  private readonly reasoning = new Map<string, boolean>();
+  /** The signature of a signature-only reasoning block that just ended, for the tool call that follows. */
+  private signature: string | undefined;
 
   constructor(private readonly options: ChatChunkStreamOptions) {}
 
@@ -60,17 +66,30 @@ export class ChatChunkStream {
     }
     if (part.type === 'error') throw part.error;
     this.start('', 0, out); // a source that skipped `start` still opens with the role
+    const signature = this.signature;
+    this.signature = undefined;
     switch (part.type) {
       case 'text-delta':
         if (part.delta !== '') out.push(this.chunk({ content: part.delta }));
         break;
+      case 'reasoning-start':
+        this.reasoning.set(part.id, part.redactedData === undefined && part.encryptedContent === undefined);
+        break;
       case 'reasoning-delta':
-        if (part.delta !== '') out.push(this.chunk({ reasoning_content: part.delta }));
+        if (part.delta === '') break;
+        this.reasoning.set(part.id, false);
+        out.push(this.chunk({ reasoning_content: part.delta }));
+        break;
+      case 'reasoning-end':
+        if (this.reasoning.get(part.id) === true && part.signature !== undefined) this.signature = part.signature;
+        this.reasoning.delete(part.id);
         break;
       case 'tool-call-start': {
         const index = this.toolIndexes.size;
         this.toolIndexes.set(part.id, index);
-        out.push(this.chunk({ tool_calls: [{ index, id: part.callId, type: 'function', function: { name: part.name, arguments: '' } }] }));
+        const call: ChatChunkToolCall = { index, id: part.callId, type: 'function', function: { name: part.name, arguments: '' } };
+        if (signature !== undefined) call.extra_content = { google: { thought_signature: signature } };
+        out.push(this.chunk({ tool_calls: [call] }));
         break;
       }
       case 'tool-call-delta': {
@@ -93,8 +112,6 @@ export class ChatChunkStream {
       }
       case 'text-start':
       case 'text-end':
-      case 'reasoning-start':
-      case 'reasoning-end':
       case 'tool-call-end':
       case 'native':
         break;

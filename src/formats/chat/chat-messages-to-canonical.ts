@@ -136,6 +136,21 @@ function thinkingBlocks(blocks: unknown, param: string): ReasoningPart[] {
   });
 }
 
+/** Google's `extra_content.google.thought_signature` on a tool call (see chat-wire-types.ts), if any. */
+function thoughtSignature(call: JsonObject): string | undefined {
+  const extra = call['extra_content'];
+  const google = isRecord(extra) ? extra['google'] : undefined;
+  const signature = isRecord(google) ? google['thought_signature'] : undefined;
+  return typeof signature === 'string' && signature !== '' ? signature : undefined;
+}
+
+/** A tool call, preceded by the signature-only reasoning part its thought signature travels as. */
+function toolCallParts(raw: unknown, param: string): AssistantPart[] {
+  const call = toolCallPart(raw, param);
+  const signature = isRecord(raw) && call.type === 'tool-call' ? thoughtSignature(raw) : undefined;
+  return signature === undefined ? [call] : [{ type: 'reasoning', text: '', signature }, call];
+}
+
 function toolCallPart(raw: unknown, param: string): AssistantPart {
   if (!isRecord(raw)) throw badRequest('Tool calls must be objects.', param);
   if (raw['type'] !== undefined && raw['type'] !== 'function') return { type: 'native', format: 'chat', value: raw }; // custom tool calls
@@ -182,7 +197,7 @@ function assistantMessage(raw: JsonObject, param: string): Message {
   const toolCalls = raw['tool_calls'];
   if (toolCalls !== undefined && toolCalls !== null) {
     if (!Array.isArray(toolCalls)) throw badRequest('tool_calls must be an array.', `${param}.tool_calls`);
-    toolCalls.forEach((call, j) => content.push(toolCallPart(call, `${param}.tool_calls[${j}]`)));
+    toolCalls.forEach((call, j) => content.push(...toolCallParts(call, `${param}.tool_calls[${j}]`)));
   }
   const message: Message = { role: 'assistant', content };
   const name = readString(raw, 'name', `${param}.name`);

@@ -1,7 +1,7 @@
 // Pieces of a chat completions reply shared by the JSON and the stream writers (and by legacy
 // completions, whose usage object is the same): the id, the finish reason and the usage.
 import { randomBytes } from 'node:crypto';
-import type { FinishReason, Usage } from '../../canonical/model';
+import type { FinishReason, ReasoningPart, Usage } from '../../canonical/model';
 import type { ChatFinishReason, ChatUsage } from './chat-wire-types';
 
 /** Chat completion ids read `chatcmpl-…`; an upstream's own id is kept inside one so it stays traceable. */
@@ -39,4 +39,9 @@ export function chatUsage(usage: Usage): ChatUsage {
   if (usage.cachedInputTokens !== undefined && usage.cachedInputTokens > 0) mapped.prompt_tokens_details = { cached_tokens: usage.cachedInputTokens };
   if (usage.reasoningTokens !== undefined && usage.reasoningTokens > 0) mapped.completion_tokens_details = { reasoning_tokens: usage.reasoningTokens };
   return mapped;
+}
+
+/** A reasoning part that is only a signature (no text, nothing redacted): how Gemini's thought signatures arrive. */
+export function signatureOnly(part: ReasoningPart): part is ReasoningPart & { signature: string } {
+  return part.signature !== undefined && part.text === '' && part.redactedData === undefined && part.encryptedContent === undefined;
 }

@@ -2,10 +2,19 @@
 // (https://platform.openai.com/docs/api-reference/chat/object and .../chat/streaming): the reply
 // object and the stream chunk. Owned by the format, so that it never imports a provider's types.
 
+/**
+ * Google's extension of the OpenAI format (https://ai.google.dev/gemini-api/docs/openai#thinking): the
+ * thought signature a Gemini model attached to a function call, which it wants back with the call.
+ */
+export interface ThoughtSignatureExtension {
+  google: { thought_signature: string };
+}
+
 export interface ChatToolCall {
   id: string;
   type: 'function';
   function: { name: string; arguments: string };
+  extra_content?: ThoughtSignatureExtension;
 }
 
 export type ChatFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
@@ -41,6 +50,7 @@ export interface ChatChunkToolCall {
   id?: string;
   type?: 'function';
   function?: { name?: string; arguments?: string };
+  extra_content?: ThoughtSignatureExtension;
 }
 
 export interface ChatChunkDelta {
