@@ -6,6 +6,8 @@ import tseslint from 'typescript-eslint';
 import { importX } from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
+const HTTP_LAYER = { group: ['express', 'express/*', '../../http/dispatch', '../../operations/*'], message: 'formats/ and providers/ stay independent of the HTTP layer' };
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'src/generated/**', '.tmp/**', 'test/fixtures/client-gen/**', 'eslint.config.mjs'] },
   {
@@ -43,7 +45,32 @@ export default tseslint.config(
   {
     files: ['src/formats/**/*.ts', 'src/providers/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['express', 'express/*', '../../http/dispatch', '../../operations/*'], message: 'formats/ and providers/ stay independent of the HTTP layer' }] }],
+      'no-restricted-imports': ['error', { patterns: [HTTP_LAYER] }],
+    },
+  },
+  {
+    // Formats and providers meet in src/canonical/ and never import each other (issue 17 section 1).
+    files: ['src/formats/**/*.ts'],
+    // The chat-shaped converters still read provider types; they go when the messages route switches.
+    ignores: [
+      'src/formats/anthropic-messages/messages-request-to-chat.ts',
+      'src/formats/anthropic-messages/chat-completion-to-message.ts',
+      'src/formats/anthropic-messages/chat-chunks-to-message-events.ts',
+    ],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [HTTP_LAYER, { group: ['**/providers', '**/providers/*', '**/providers/**'], message: 'formats/ never import providers/: both meet in src/canonical/' }] }],
+    },
+  },
+  {
+    files: ['src/providers/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [HTTP_LAYER, { group: ['**/formats', '**/formats/*', '**/formats/**'], message: 'providers/ never import formats/: both meet in src/canonical/' }] }],
+    },
+  },
+  {
+    files: ['src/canonical/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/formats/**', '**/providers/**', '**/formats/*', '**/providers/*'], message: 'canonical/ is where formats and providers meet: it imports neither' }] }],
     },
   },
 );

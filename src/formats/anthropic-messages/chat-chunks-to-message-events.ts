@@ -8,11 +8,9 @@
 import type { ChatCompletionChunk, ChatUsage } from '../../providers/types';
 import { mapFinishReasonToStopReason, type FinishReason } from '../../providers/anthropic/map-anthropic-stop-reason';
 import { chatUsageToAnthropic, toMessageId } from './chat-completion-to-message';
+import type { MessageEvent } from './messages-wire-types';
 
-export interface MessageEvent {
-  event: string;
-  data: Record<string, unknown>;
-}
+export type { MessageEvent };
 
 type OpenBlock = { kind: 'text' } | { kind: 'thinking' } | { kind: 'tool'; toolIndex: number };
 
