@@ -29,7 +29,7 @@ export const createResponse: Handler = async (ctx, services) => {
   // The generated validator (OpenAPI CreateResponseRequest) has checked the shapes, naming the field.
   const original = ctx.body as Record<string, unknown>;
   checkResponseRequest(original);
-  const body = withCuratedPrompt(original, services.config.responses?.systemPrompt ?? DEFAULT_CURATED_PROMPT);
+  const body = withCuratedPrompt(original, services.config.responses.systemPrompt ?? DEFAULT_CURATED_PROMPT);
   const stream = body['stream'] === true;
   const store = body['store'] === true;
   const metadata = isRecord(body['metadata']) ? body['metadata'] : {};

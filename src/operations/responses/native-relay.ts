@@ -65,7 +65,8 @@ class RelayState {
 
 function failureEvents(state: RelayState, err: GatewayError, metadata: Json): ResponseEventPayload[] {
   const error = { message: err.message, type: err.type, code: err.wireCode ?? 'stream_error', param: err.param ?? null };
-  const errorEvent: ResponseEventPayload = { type: 'error', sequence_number: state.sequence++, ...error, error };
+  // Top-level fields as OpenAI sends them (what SDKs read), nested as the spec and Open Responses say.
+  const errorEvent: ResponseEventPayload = { ...error, type: 'error', sequence_number: state.sequence++, error };
   const response: Json = {
     ...(state.snapshot ?? { object: 'response' }),
     status: 'failed',
