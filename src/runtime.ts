@@ -112,13 +112,29 @@ async function registerSchedules(services: AppServices): Promise<void> {
   if (entries.length > 0) services.logger.info('schedule triggers registered', { count: entries.length, driver: services.runEngine.queue.driver });
 }
 
+/** Responses deleted per statement while pruning: bounds one statement's work (each takes its events). */
+const RESPONSE_PRUNE_BATCH = 200;
+
 function startRetention(services: AppServices, closers: Closer[]): void {
   const days = services.config.store.retentionDays;
-  if (days <= 0) return;
+  const pruneResponses = async (): Promise<number> => {
+    // Responses carry their expiry (retention applied when created): pruned whatever the setting is now.
+    const now = services.clock.now().toISOString();
+    let total = 0;
+    for (;;) {
+      const deleted = await services.store.responses.prune(now, RESPONSE_PRUNE_BATCH);
+      total += deleted;
+      if (deleted < RESPONSE_PRUNE_BATCH) return total;
+    }
+  };
   const prune = async (): Promise<void> => {
-    const before = new Date(services.clock.now().getTime() - days * 86_400_000).toISOString();
-    const pruned = await services.store.prune(before);
-    if (pruned.runs + pruned.responses > 0) services.logger.info('retention pruned old records', pruned);
+    let runs = 0;
+    if (days > 0) {
+      const before = new Date(services.clock.now().getTime() - days * 86_400_000).toISOString();
+      ({ runs } = await services.store.prune(before));
+    }
+    const responses = await pruneResponses();
+    if (runs + responses > 0) services.logger.info('retention pruned old records', { runs, responses });
   };
   closers.push(every(services, 'retention pruning', 3_600_000, prune));
 }
