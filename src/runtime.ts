@@ -3,8 +3,10 @@
 // shutdown in reverse order.
 //
 //   driver  | serve (gateway)                                   | worker
-//   inline  | consumer, recovery, timeouts, schedules, pruning  | (refused by main.ts)
-//   bullmq  | enqueue only; job schedulers, pruning, depth gauge | consumer, recovery, timeouts, depth gauge
+//   inline  | consumer, recovery, timeouts, schedules, pruning, | (refused by main.ts)
+//           | response lease sweep                              |
+//   bullmq  | enqueue only; job schedulers, pruning, depth      | consumer, recovery, timeouts, depth gauge
+//           | gauge, response lease sweep                       |
 import { errorFields } from './log/logger';
 import type { JobProcessor } from './queue/port';
 import { RunExecutor, type RedactorFactory } from './runs/executor';
@@ -139,6 +141,22 @@ function startRetention(services: AppServices, closers: Closer[]): void {
   closers.push(every(services, 'retention pruning', 3_600_000, prune));
 }
 
+/**
+ * Fails responses whose generating gateway stopped (their lease lapsed), in every gateway whatever the
+ * queue driver: the sweep is a compare-and-set, so gateways sweeping together fail each response once.
+ */
+async function startResponseSweeper(services: AppServices, closers: Closer[]): Promise<void> {
+  const { sweeper } = services.responseStreams;
+  if (services.store.driver === 'embedded') {
+    // This process is the only one (the store is locked): any lease on record but its own (a stream
+    // started since the server began listening) is a previous life's.
+    const failed = await sweeper.sweepAllBut(services.runEngine.owner);
+    if (failed > 0) services.logger.info('responses left in progress by the previous start marked failed', { count: failed });
+  }
+  const sweepMs = Math.max(500, Math.min(5000, Math.floor(services.runEngine.leaseMs / 3)));
+  closers.push(every(services, 'response lease sweep', sweepMs, () => sweeper.sweep(), false));
+}
+
 function startDepthGauge(services: AppServices, closers: Closer[]): void {
   const { metrics, runEngine } = services;
   closers.push(
@@ -166,6 +184,7 @@ export async function startServeRuntime(services: AppServices, options: RuntimeO
       await recoverOrphans(sweepDeps(services), 0);
     }
     await registerSchedules(services);
+    await startResponseSweeper(services, closers);
     startRetention(services, closers);
     startDepthGauge(services, closers);
   } catch (err) {
