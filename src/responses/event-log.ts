@@ -18,9 +18,12 @@
 import type { Logger } from 'winston';
 import type { Metrics } from '../log/metrics';
 import type { ResponseRepository } from '../store/port';
-import type { ResponseEventRecord } from '../store/types';
-import type { LiveEvents, StoredRange } from './live-events';
+import { EventLogResponses } from './event-log-responses';
+import { EventQueue, eventRecords, type QueuedEvent } from './event-queue';
+import type { LiveEvents } from './live-events';
 import type { StreamEvent } from './stream-event';
+
+export { EventLogLostError } from './event-log-responses';
 
 export interface ResponseEventLogOptions {
   responses: Pick<ResponseRepository, 'appendEvents'>;
@@ -54,50 +57,10 @@ export const EVENT_LOG_DEFAULTS = {
   isolateAfter: 3,
 } as const;
 
-/** flush() of a response whose log was dropped (buffer full, store refusing it, or shut down unwritten). */
-export class EventLogLostError extends Error {
-  constructor(
-    readonly responseId: string,
-    readonly reason: string,
-  ) {
-    super(`response ${responseId}: its event log was not stored (${reason})`);
-    this.name = 'EventLogLostError';
-  }
-}
-
-interface Entry {
-  responseId: string;
-  event: StreamEvent;
-}
-
-interface Waiter {
-  target: number;
-  resolve(): void;
-  reject(err: Error): void;
-}
-
-interface ResponseState {
-  /** Events accepted for the store. */
-  appended: number;
-  /** Of those, stored. */
-  durable: number;
-  waiters: Waiter[];
-  /** Failures of this response's own writes while others' succeeded (isolation rounds). */
-  failures: number;
-}
-
-/** Dropped responses remembered (appends to them are not stored); the oldest are forgotten past this. */
-const LOST_REMEMBERED = 10_000;
-
 export class ResponseEventLog {
   private readonly options: Required<Omit<ResponseEventLogOptions, 'metrics' | 'ping'>> & Pick<ResponseEventLogOptions, 'metrics' | 'ping'>;
-  private entries: Entry[] = [];
-  /** Index of the oldest unwritten entry in `entries`. */
-  private head = 0;
-  /** Entries from `head` in the write in flight. */
-  private inFlight = 0;
-  private readonly states = new Map<string, ResponseState>();
-  private readonly lost = new Map<string, string>();
+  private readonly queue = new EventQueue();
+  private readonly book = new EventLogResponses();
   /** The write loop while it runs. */
   private running: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -105,8 +68,6 @@ export class ResponseEventLog {
   private backoffUntil = 0;
   private failures = 0;
   private closed = false;
-  /** flush() calls waiting: while any waits, everything queued is written without waiting for the interval. */
-  private waiting = 0;
 
   constructor(options: ResponseEventLogOptions) {
     this.options = { ...EVENT_LOG_DEFAULTS, ...options };
@@ -114,7 +75,7 @@ export class ResponseEventLog {
 
   /** Events waiting to be stored. */
   get pending(): number {
-    return this.entries.length - this.head;
+    return this.queue.length;
   }
 
   /**
@@ -127,7 +88,7 @@ export class ResponseEventLog {
     } catch (err) {
       this.options.logger.warn('live events: publish failed', { component: 'response-events', responseId, errorName: errorName(err) });
     }
-    if (this.lost.has(responseId)) return;
+    if (this.book.isLost(responseId)) return;
     if (this.closed) {
       this.drop(responseId, 'shut down');
       return;
@@ -136,14 +97,9 @@ export class ResponseEventLog {
       this.drop(responseId, 'buffer full');
       return;
     }
-    let state = this.states.get(responseId);
-    if (!state) {
-      state = { appended: 0, durable: 0, waiters: [], failures: 0 };
-      this.states.set(responseId, state);
-    }
-    this.entries.push({ responseId, event });
-    state.appended++;
-    this.writeSoon(this.pending - this.inFlight >= this.options.batchSize);
+    this.queue.push({ responseId, event });
+    this.book.accept(responseId);
+    this.writeSoon(this.queue.waiting >= this.options.batchSize);
   }
 
   /**
@@ -152,26 +108,10 @@ export class ResponseEventLog {
    * interval. While the store is down it waits for the retries: race it with a timeout if needed.
    */
   flush(responseId: string): Promise<void> {
-    const reason = this.lost.get(responseId);
-    if (reason !== undefined) return Promise.reject(new EventLogLostError(responseId, reason));
-    const state = this.states.get(responseId);
-    if (!state || state.durable >= state.appended) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      this.waiting++;
-      const settled = (): void => void this.waiting--;
-      state.waiters.push({
-        target: state.appended,
-        resolve: () => {
-          settled();
-          resolve();
-        },
-        reject: (err) => {
-          settled();
-          reject(err);
-        },
-      });
-      this.writeSoon(true);
-    });
+    const waiting = this.book.flush(responseId);
+    if (!waiting) return Promise.resolve();
+    this.writeSoon(true);
+    return waiting;
   }
 
   /** Stops the timers and writes what is queued (a few attempts); what stays unwritten is reported lost. */
@@ -187,7 +127,7 @@ export class ResponseEventLog {
     }
     if (this.pending > 0) {
       this.options.logger.error('response events lost at shutdown: the store did not accept them', { component: 'response-events', count: this.pending });
-      for (const responseId of new Set(this.entries.slice(this.head).map((e) => e.responseId))) this.drop(responseId, 'shut down');
+      for (const responseId of this.queue.responseIds()) this.drop(responseId, 'shut down');
     }
   }
 
@@ -225,15 +165,18 @@ export class ResponseEventLog {
   private run(interval = false): Promise<void> {
     this.running ??= this.writeDue(interval ? this.pending : 0).finally(() => {
       this.running = null;
-      this.inFlight = 0;
-      if (this.pending > 0 && !this.closed) this.writeSoon(this.waiting > 0 && this.backoffUntil <= Date.now());
+      if (this.pending > 0 && !this.closed) this.writeSoon(this.book.waiting > 0 && this.backoffUntil <= Date.now());
     });
     return this.running;
   }
 
   private async writeDue(due: number): Promise<void> {
     try {
-      while (this.pending > 0 && Date.now() >= this.backoffUntil && (due > 0 || this.pending >= this.options.batchSize || this.waiting > 0 || this.closed)) {
+      while (
+        this.pending > 0 &&
+        Date.now() >= this.backoffUntil &&
+        (due > 0 || this.pending >= this.options.batchSize || this.book.waiting > 0 || this.closed)
+      ) {
         if (!(await this.writeBatch())) break;
         due -= this.options.batchSize; // a batch takes up to batchSize entries from the head
       }
@@ -245,20 +188,16 @@ export class ResponseEventLog {
 
   /** One batch from the head of the queue; false when it failed (kept for a retry). */
   private async writeBatch(): Promise<boolean> {
-    const count = Math.min(this.options.batchSize, this.pending);
-    const batch = this.entries.slice(this.head, this.head + count);
-    this.inFlight = count;
+    const batch = this.queue.takeBatch(this.options.batchSize);
     if (this.failures >= this.options.isolateAfter) return this.writeIsolated(batch);
     try {
-      await this.options.responses.appendEvents(records(batch));
+      await this.options.responses.appendEvents(eventRecords(batch));
     } catch (err) {
+      this.queue.release();
       this.failed(batch.length, err);
       return false;
-    } finally {
-      this.inFlight = 0;
     }
-    this.head += count;
-    this.compact();
+    this.queue.settle();
     this.stored(batch);
     this.recovered();
     return true;
@@ -269,39 +208,34 @@ export class ResponseEventLog {
    * failing while the store is known to be up (another group was stored, or it answers a ping) is
    * counted against its response, dropped after isolateAfter such rounds.
    */
-  private async writeIsolated(batch: Entry[]): Promise<boolean> {
-    const groups = new Map<string, Entry[]>();
+  private async writeIsolated(batch: QueuedEvent[]): Promise<boolean> {
+    const groups = new Map<string, QueuedEvent[]>();
     for (const entry of batch) {
       const group = groups.get(entry.responseId);
       if (group) group.push(entry);
       else groups.set(entry.responseId, [entry]);
     }
-    const failedGroups: [string, Entry[], unknown][] = [];
+    const failedGroups: [string, QueuedEvent[], unknown][] = [];
     let succeeded = 0;
-    try {
-      for (const [responseId, group] of groups) {
-        try {
-          await this.options.responses.appendEvents(records(group));
-          succeeded++;
-          this.stored(group);
-        } catch (err) {
-          failedGroups.push([responseId, group, err]);
-        }
+    for (const [responseId, group] of groups) {
+      try {
+        await this.options.responses.appendEvents(eventRecords(group));
+        succeeded++;
+        this.stored(group);
+      } catch (err) {
+        failedGroups.push([responseId, group, err]);
       }
-    } finally {
-      this.inFlight = 0;
     }
     const storeIsUp = failedGroups.length > 0 && (succeeded > 0 || (await this.storeAnswers()));
-    const kept: Entry[] = [];
+    const retry: QueuedEvent[] = [];
     const refused: [string, number, unknown][] = [];
     for (const [responseId, group, err] of failedGroups) {
-      const state = this.states.get(responseId);
-      if (storeIsUp && state && ++state.failures >= this.options.isolateAfter) refused.push([responseId, group.length, err]);
-      else if (!this.lost.has(responseId)) kept.push(...group);
+      if (storeIsUp && this.book.refused(responseId) >= this.options.isolateAfter) refused.push([responseId, group.length, err]);
+      else if (!this.book.isLost(responseId)) retry.push(...group);
     }
-    // The batch leaves the head of the queue but for what is retried; then the refused responses go
-    // (with anything of theirs queued behind the batch).
-    this.entries.splice(this.head, batch.length, ...kept);
+    // The batch leaves the queue but for what is retried; then the refused responses go (with
+    // anything of theirs queued behind the batch).
+    this.queue.settle(retry);
     for (const [responseId, count, err] of refused) {
       this.options.logger.error("response event log: the store refuses this response's events; its log is dropped", {
         component: 'response-events',
@@ -313,7 +247,6 @@ export class ResponseEventLog {
       this.options.metrics?.responseEventsDropped.inc(count);
       this.drop(responseId, 'refused by the store', true);
     }
-    this.compact();
     if (failedGroups.length === 0 || succeeded > 0) {
       this.recovered();
       return true;
@@ -355,31 +288,10 @@ export class ResponseEventLog {
   }
 
   /** Counts stored events, resolves the flushes they complete, and tells live readers elsewhere. */
-  private stored(entries: readonly Entry[]): void {
-    const ranges = new Map<string, StoredRange>();
-    for (const { responseId, event } of entries) {
-      const range = ranges.get(responseId);
-      if (range) {
-        range.from = Math.min(range.from, event.sequenceNumber);
-        range.to = Math.max(range.to, event.sequenceNumber);
-      } else {
-        ranges.set(responseId, { responseId, from: event.sequenceNumber, to: event.sequenceNumber });
-      }
-      const state = this.states.get(responseId);
-      if (state) state.durable++;
-    }
-    for (const responseId of ranges.keys()) {
-      const state = this.states.get(responseId);
-      if (!state) continue;
-      if (state.waiters.length > 0) {
-        const done = state.waiters.filter((w) => w.target <= state.durable);
-        state.waiters = state.waiters.filter((w) => w.target > state.durable);
-        for (const waiter of done) waiter.resolve();
-      }
-      if (state.durable >= state.appended && state.waiters.length === 0) this.states.delete(responseId);
-    }
+  private stored(entries: readonly QueuedEvent[]): void {
+    const ranges = this.book.stored(entries);
     try {
-      this.options.live.stored([...ranges.values()]);
+      this.options.live.stored(ranges);
     } catch (err) {
       this.options.logger.warn('live events: stored notice failed', { component: 'response-events', errorName: errorName(err) });
     }
@@ -387,40 +299,14 @@ export class ResponseEventLog {
 
   /** The response stores nothing more: its queued events go, its flushes reject. */
   private drop(responseId: string, reason: string, logged = false): void {
-    if (this.lost.has(responseId)) return;
-    this.lost.set(responseId, reason);
-    if (this.lost.size > LOST_REMEMBERED) this.lost.delete(this.lost.keys().next().value!);
-    const state = this.states.get(responseId);
-    this.states.delete(responseId);
+    if (!this.book.markLost(responseId, reason)) return;
     // Not the write in flight (its outcome is counted for nobody now): only what waits behind it.
-    const from = this.head + this.inFlight;
-    let removed = 0;
-    const keptTail = this.entries.slice(from).filter((e) => {
-      if (e.responseId !== responseId) return true;
-      removed++;
-      return false;
-    });
-    if (removed > 0) this.entries.splice(from, this.entries.length - from, ...keptTail);
+    const removed = this.queue.removeResponse(responseId);
     if (!logged && (reason !== 'shut down' || removed > 0)) {
       this.options.logger.error('response event log: events of a response dropped', { component: 'response-events', responseId, reason, count: removed });
     }
     this.options.metrics?.responseEventsDropped.inc(removed);
-    for (const waiter of state?.waiters ?? []) waiter.reject(new EventLogLostError(responseId, reason));
   }
-
-  /** Drops written entries from the front of the array once they are the larger part of it. */
-  private compact(): void {
-    if (this.head > 1024 && this.head * 2 > this.entries.length) {
-      this.entries = this.entries.slice(this.head);
-      this.head = 0;
-    }
-  }
-}
-
-function records(entries: readonly Entry[]): ResponseEventRecord[] {
-  // One timestamp per write: the log's time, not the token's (which the caller does not need to pay for).
-  const createdAt = new Date().toISOString();
-  return entries.map(({ responseId, event }) => ({ responseId, sequenceNumber: event.sequenceNumber, event: event.event, data: event.data, createdAt }));
 }
 
 function errorName(err: unknown): string {

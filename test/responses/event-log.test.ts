@@ -136,7 +136,8 @@ describe('response event log (postgres store)', function () {
     for (let n = 30; n < 40; n++) log.append(id, textEvent(n)); // the caller never waits or fails
     assert.equal(log.pending, 40);
     await admin.query('ALTER TABLE response_events_away RENAME TO response_events');
-    await flushing;
+    await flushing; // the 30 appended before it
+    await log.flush(id);
     assert.deepEqual(await stored(id), range(0, 39));
     const failures = captured.lines().filter((l) => String(l['message']).includes('store write failed'));
     assert.equal(failures.length, 1, 'the failure is logged once, not per retry');
