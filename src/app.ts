@@ -97,6 +97,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     redis,
     logger: deps.logger,
     responses: deps.store.responses,
+    ping: () => deps.store.ping(),
     metrics,
     now: () => clock.now(),
     owner: runEngine.owner,

@@ -61,13 +61,22 @@ export interface ResponseStreamsDeps extends LiveEventsDeps {
   owner: string;
   /** queue.leaseSeconds in ms. */
   leaseMs: number;
+  /** Store.ping: lets the event log tell a store refusing one response's events from a store that is down. */
+  ping?: () => Promise<void>;
   /** Event log tuning (tests); the defaults are EVENT_LOG_DEFAULTS. */
   eventLog?: Partial<Pick<ResponseEventLogOptions, 'flushIntervalMs' | 'batchSize' | 'maxBuffered' | 'retryBaseMs' | 'retryMaxMs' | 'isolateAfter'>>;
 }
 
 export function createResponseStreams(deps: ResponseStreamsDeps): ResponseStreams {
   const live = createLiveEvents(deps);
-  const log = new ResponseEventLog({ ...deps.eventLog, responses: deps.responses, live, logger: deps.logger, metrics: deps.metrics });
+  const log = new ResponseEventLog({
+    ...deps.eventLog,
+    responses: deps.responses,
+    live,
+    logger: deps.logger,
+    metrics: deps.metrics,
+    ...(deps.ping ? { ping: deps.ping } : {}),
+  });
   const leases = new ResponseLeases({ responses: deps.responses, owner: deps.owner, leaseMs: deps.leaseMs, now: deps.now, logger: deps.logger });
   const sweeper = createLapsedSweeper({ responses: deps.responses, live, logger: deps.logger, metrics: deps.metrics, now: deps.now });
   let closing: Promise<void> | null = null;
