@@ -29,11 +29,16 @@ export interface ResponseSweeper {
   sweepAllBut(owner: string): Promise<number>;
 }
 
-/** The error a swept response carries (spec "Events" rule 3: `{ message, type, code }`). */
+/**
+ * The error a swept response carries. Its `error` event has the shape the Responses event stream gives
+ * every failure (formats/responses): the spec's nested `{ error: { message, type, code } }` (Events,
+ * rule 3) and the same fields flat, as the OpenAI SDKs read them.
+ */
 export const LAPSED_ERROR = {
-  code: 'server_error',
   type: 'server_error',
+  code: 'server_error',
   message: 'The gateway generating this response stopped before it finished; the response was not completed.',
+  param: null,
 } as const;
 
 const BATCH = 100;
@@ -51,7 +56,11 @@ export function createLapsedSweeper(deps: LapsedSweepDeps): ResponseSweeper {
     // Numbered after what is stored: events the dead writer published and never stored are gone.
     const next = (await deps.responses.lastSequenceNumber(record.id)) + 1;
     const events: StreamEvent[] = [
-      { sequenceNumber: next, event: 'error', data: { type: 'error', sequence_number: next, error: { ...LAPSED_ERROR } } },
+      {
+        sequenceNumber: next,
+        event: 'error',
+        data: { type: 'error', sequence_number: next, code: LAPSED_ERROR.code, message: LAPSED_ERROR.message, param: null, error: { ...LAPSED_ERROR } },
+      },
       { sequenceNumber: next + 1, event: 'response.failed', data: { type: 'response.failed', sequence_number: next + 1, response: body } },
     ];
     const createdAt = now.toISOString();

@@ -87,7 +87,10 @@ describe('lapsed response leases (postgres store)', function () {
     assert.deepEqual(events[4]?.data, {
       type: 'error',
       sequence_number: 4,
-      error: { code: 'server_error', type: 'server_error', message: LAPSED_ERROR.message },
+      code: 'server_error',
+      message: LAPSED_ERROR.message,
+      param: null,
+      error: { type: 'server_error', code: 'server_error', message: LAPSED_ERROR.message, param: null },
     });
     const failed = await t.store.responses.get(record.id);
     assert.equal(failed?.status, 'failed');
