@@ -21,6 +21,7 @@ import { ModelCalls } from './model-call/model-calls';
 import { ConfigModelRouter } from './providers/router';
 import type { ModelRouter } from './providers/types';
 import { createRedisProvider, type RedisProvider } from './queue/redis';
+import { createResponseStreams } from './responses/index';
 import { createRunQueue } from './queue/create-queue';
 import { createRunEngine } from './runs/engine';
 import { createRunService } from './runs/service';
@@ -92,6 +93,17 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
   // The run queue is built here (every process enqueues); the runtime starts its consumer if any.
   const runEngine = createRunEngine(createRunQueue(config.queue, deps.logger), config.queue.leaseSeconds);
   const runs = createRunService({ store: deps.store, queue: runEngine.queue, metrics, logger: deps.logger, now: () => clock.now(), active: runEngine.active });
+  const responseStreams = createResponseStreams({
+    config,
+    redis,
+    logger: deps.logger,
+    responses: deps.store.responses,
+    ping: () => deps.store.ping(),
+    metrics,
+    now: () => clock.now(),
+    owner: runEngine.owner,
+    leaseMs: runEngine.leaseMs,
+  });
   const services: AppServices = {
     config,
     store: deps.store,
@@ -104,6 +116,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     pipeline,
     runs,
     runEngine,
+    responseStreams,
     readiness: {},
   };
   if (redis) services.readiness['redis'] = async () => void (await redis.get().ping());
@@ -159,6 +172,8 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     services,
     async close() {
       await pipeline.close();
+      // The event log writes what it holds while the store and Redis are still open.
+      await responseStreams.close();
       await runEngine.queue.close();
       if (!deps.models) await models.close();
       if (ownsRedis) await redis?.close();

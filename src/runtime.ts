@@ -3,8 +3,10 @@
 // shutdown in reverse order.
 //
 //   driver  | serve (gateway)                                   | worker
-//   inline  | consumer, recovery, timeouts, schedules, pruning  | (refused by main.ts)
-//   bullmq  | enqueue only; job schedulers, pruning, depth gauge | consumer, recovery, timeouts, depth gauge
+//   inline  | consumer, recovery, timeouts, schedules, pruning, | (refused by main.ts)
+//           | response lease sweep                              |
+//   bullmq  | enqueue only; job schedulers, pruning, depth      | consumer, recovery, timeouts, depth gauge
+//           | gauge, response lease sweep                       |
 import { errorFields } from './log/logger';
 import type { JobProcessor } from './queue/port';
 import { RunExecutor, type RedactorFactory } from './runs/executor';
@@ -112,15 +114,47 @@ async function registerSchedules(services: AppServices): Promise<void> {
   if (entries.length > 0) services.logger.info('schedule triggers registered', { count: entries.length, driver: services.runEngine.queue.driver });
 }
 
+/** Responses deleted per statement while pruning: bounds one statement's work (each takes its events). */
+const RESPONSE_PRUNE_BATCH = 200;
+
 function startRetention(services: AppServices, closers: Closer[]): void {
   const days = services.config.store.retentionDays;
-  if (days <= 0) return;
+  const pruneResponses = async (): Promise<number> => {
+    // Responses carry their expiry (retention applied when created): pruned whatever the setting is now.
+    const now = services.clock.now().toISOString();
+    let total = 0;
+    for (;;) {
+      const deleted = await services.store.responses.prune(now, RESPONSE_PRUNE_BATCH);
+      total += deleted;
+      if (deleted < RESPONSE_PRUNE_BATCH) return total;
+    }
+  };
   const prune = async (): Promise<void> => {
-    const before = new Date(services.clock.now().getTime() - days * 86_400_000).toISOString();
-    const pruned = await services.store.prune(before);
-    if (pruned.runs + pruned.responses > 0) services.logger.info('retention pruned old records', pruned);
+    let runs = 0;
+    if (days > 0) {
+      const before = new Date(services.clock.now().getTime() - days * 86_400_000).toISOString();
+      ({ runs } = await services.store.prune(before));
+    }
+    const responses = await pruneResponses();
+    if (runs + responses > 0) services.logger.info('retention pruned old records', { runs, responses });
   };
   closers.push(every(services, 'retention pruning', 3_600_000, prune));
+}
+
+/**
+ * Fails responses whose generating gateway stopped (their lease lapsed), in every gateway whatever the
+ * queue driver: the sweep is a compare-and-set, so gateways sweeping together fail each response once.
+ */
+async function startResponseSweeper(services: AppServices, closers: Closer[]): Promise<void> {
+  const { sweeper } = services.responseStreams;
+  if (services.store.driver === 'embedded') {
+    // This process is the only one (the store is locked): any lease on record but its own (a stream
+    // started since the server began listening) is a previous life's.
+    const failed = await sweeper.sweepAllBut(services.runEngine.owner);
+    if (failed > 0) services.logger.info('responses left in progress by the previous start marked failed', { count: failed });
+  }
+  const sweepMs = Math.max(500, Math.min(5000, Math.floor(services.runEngine.leaseMs / 3)));
+  closers.push(every(services, 'response lease sweep', sweepMs, () => sweeper.sweep(), false));
 }
 
 function startDepthGauge(services: AppServices, closers: Closer[]): void {
@@ -150,6 +184,7 @@ export async function startServeRuntime(services: AppServices, options: RuntimeO
       await recoverOrphans(sweepDeps(services), 0);
     }
     await registerSchedules(services);
+    await startResponseSweeper(services, closers);
     startRetention(services, closers);
     startDepthGauge(services, closers);
   } catch (err) {

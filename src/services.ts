@@ -8,6 +8,7 @@ import type { Pipeline } from './pipeline/assemble';
 import type { ModelRouter } from './providers/types';
 import type { ModelCalls } from './model-call/model-calls';
 import type { RedisProvider } from './queue/redis';
+import type { ResponseStreams } from './responses/index';
 import type { RunEngine } from './runs/engine';
 import type { RunService } from './runs/port';
 import type { Store } from './store/port';
@@ -27,6 +28,8 @@ export interface AppServices {
   readonly runs: RunService;
   /** The run engine's queue and executing runs, shared by the run service and the runtime. */
   readonly runEngine: RunEngine;
+  /** Streaming responses: live event bus, batched event log, leases, lapsed-lease sweeper. */
+  readonly responseStreams: ResponseStreams;
   /** Extra readiness checks by name (e.g. queue), each resolving when its dependency is reachable. */
   readonly readiness: Record<string, () => Promise<void>>;
 }

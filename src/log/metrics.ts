@@ -13,6 +13,12 @@ export interface Metrics {
   readonly queueDepth: client.Gauge<'state'>;
   /** Finished calls whose audit and usage records wait to be written (the audit plugin sets it). */
   readonly auditPending: client.Gauge;
+  /** Streaming responses' events waiting to be written to the store (the response event log sets it). */
+  readonly responseEventsPending: client.Gauge;
+  /** Events of responses whose event log was dropped (buffer full or refused by the store). */
+  readonly responseEventsDropped: client.Counter;
+  /** In-progress responses the sweeper marked failed because the gateway writing them stopped. */
+  readonly responsesLapsed: client.Counter;
 }
 
 export function createMetrics(): Metrics {
@@ -56,6 +62,21 @@ export function createMetrics(): Metrics {
     auditPending: new client.Gauge({
       name: 'agw_audit_pending_calls',
       help: 'Finished calls whose audit and usage records are buffered, not yet written to the store',
+      registers: [registry],
+    }),
+    responseEventsPending: new client.Gauge({
+      name: 'agw_response_events_pending',
+      help: 'Events of streaming responses buffered, not yet written to the store',
+      registers: [registry],
+    }),
+    responseEventsDropped: new client.Counter({
+      name: 'agw_response_events_dropped_total',
+      help: 'Events of streaming responses not stored (buffer full, or refused by the store)',
+      registers: [registry],
+    }),
+    responsesLapsed: new client.Counter({
+      name: 'agw_responses_lapsed_total',
+      help: 'In-progress responses marked failed because the gateway generating them stopped (lease lapsed)',
       registers: [registry],
     }),
   };

@@ -17,6 +17,7 @@ import type {
   Principal,
   ResolvedKey,
   ResponseEventRecord,
+  ResponseOutcome,
   ResponseRecord,
   RunPage,
   RunPageQuery,
@@ -159,14 +160,44 @@ export interface ConversationRepository {
 }
 
 export interface ResponseRepository {
+  /** Inserts the response, with its lease when `response.lease` is set (an in-progress stream's writer). */
   create(response: ResponseRecord): Promise<void>;
+  /** System access. */
   get(id: string): Promise<ResponseRecord | null>;
-  /** Same organization and stored and not expired. */
+  /** Same organization and stored and not expired at `now`: anything else is absent (the same 404). */
   getVisible(principal: Principal, id: string, now: string): Promise<ResponseRecord | null>;
+  /** Unconditional patch of non-terminal fields; the terminal write is finish(). */
   update(id: string, patch: Partial<Pick<ResponseRecord, 'status' | 'body' | 'conversationId' | 'expiresAt'>>): Promise<void>;
+  /**
+   * The terminal write, compare-and-set: applied only while the response is still `in_progress` (and,
+   * with `lapsedBefore`, only while its lease ends before that time: the sweeper's guard against a
+   * writer that renewed in the meantime). Clears the lease. The first terminal write wins: a writer
+   * finishing after the sweeper marked its response failed gets null and changes nothing, because
+   * readers were already told it failed. Returns the finished response, or null when not applied.
+   */
+  finish(id: string, outcome: ResponseOutcome, guard: { whenStatus: 'in_progress'; lapsedBefore?: string }): Promise<ResponseRecord | null>;
+  /**
+   * Extends the leases `owner` holds on in-progress responses among `ids` to `until`, in one write
+   * (a process renews all its streams at once). Returns the ids renewed; an id missing from the
+   * answer is no longer this owner's to write (finished, or failed by the sweeper).
+   */
+  renewLeases(ids: readonly string[], owner: string, until: string): Promise<string[]>;
+  /** In-progress responses whose lease ended before `now`, the longest lapsed first, at most `limit`. */
+  listLapsed(now: string, limit: number): Promise<ResponseRecord[]>;
+  /**
+   * Appends events; idempotent on (responseId, sequenceNumber): an event already stored (a retried
+   * batch, or the same event twice in one batch) is kept once, as first written, and is no error.
+   */
   appendEvents(events: readonly ResponseEventRecord[]): Promise<void>;
-  /** Events with sequenceNumber > after, ascending. */
-  listEvents(responseId: string, after: number): Promise<ResponseEventRecord[]>;
+  /** Events with sequenceNumber > after, ascending; at most `limit` when given. */
+  listEvents(responseId: string, after: number, limit?: number): Promise<ResponseEventRecord[]>;
+  /** The highest stored sequence number of the response's events, -1 when none (one index lookup). */
+  lastSequenceNumber(responseId: string): Promise<number>;
+  /**
+   * Deletes up to `limit` responses whose expiresAt is at or before `now`, with their events; returns
+   * how many (callers repeat while a full batch came back). Served by an index on expiresAt.
+   */
+  prune(now: string, limit: number): Promise<number>;
 }
 
 /**
@@ -224,7 +255,10 @@ export interface Store {
   migrate(): Promise<void>;
   /** Cheap round trip for readiness. */
   ping(): Promise<void>;
-  /** Deletes runs (with their verdicts), responses (with events) and audit/usage older than `before`. */
-  prune(before: string): Promise<{ runs: number; responses: number }>;
+  /**
+   * Deletes finished runs (with their verdicts and conversation) and audit/usage records older than
+   * `before`. Responses carry their own expiry: responses.prune.
+   */
+  prune(before: string): Promise<{ runs: number }>;
   close(): Promise<void>;
 }

@@ -266,7 +266,26 @@ export interface ResponseRecord {
   inputItems: Record<string, unknown>[];
   createdAt: string;
   updatedAt: string;
+  /** After this the response is treated as absent (getVisible) and pruned; null keeps it. */
   expiresAt: string | null;
+  /**
+   * Who is generating the response and until when (renewed while it streams): an in-progress
+   * response whose lease lapsed belongs to a process that died and is marked failed by the sweeper.
+   * Taken by create(); null once finished (and on responses created without one, which never lapse).
+   * Reads always set it; omitted on create means none.
+   */
+  lease?: ResponseLease | null;
+}
+
+export interface ResponseLease {
+  owner: string;
+  until: string;
+}
+
+/** The terminal write of a response (finish): its final status and the body clients read. */
+export interface ResponseOutcome {
+  status: Exclude<ResponseStatus, 'queued' | 'in_progress'>;
+  body: Record<string, unknown>;
 }
 
 export interface ResponseEventRecord {

@@ -8,6 +8,7 @@ import type { StoreHandle } from './contract/fixtures';
 import { identityContract } from './contract/identity';
 import { lifecycleContract } from './contract/lifecycle';
 import { recordsContract } from './contract/records';
+import { responsesContract } from './contract/responses';
 import { runsContract } from './contract/runs';
 
 const DRIVERS: readonly TestStoreDriver[] = ['embedded', 'postgres', 'mongodb'];
@@ -41,6 +42,7 @@ for (const driver of DRIVERS) {
     runsContract(handle);
     conversationsContract(handle);
     recordsContract(handle);
+    responsesContract(handle);
     lifecycleContract(driver);
   });
 }

@@ -161,6 +161,9 @@ export interface ResponseDoc {
   createdAt: Date;
   updatedAt: Date;
   expiresAt: Date | null;
+  /** Absent on responses written before leases: no lease. */
+  leaseOwner?: string | null;
+  leaseUntil?: Date | null;
 }
 
 export interface ResponseEventDoc {

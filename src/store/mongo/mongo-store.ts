@@ -10,7 +10,8 @@ import { mongoAudit, mongoResponses, mongoSteps, mongoUsage } from './records-re
 import { mongoRuns } from './runs-repository';
 
 /** Bumped when the index set below changes; recorded in schema_migrations like the SQL stores. */
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
+const SCHEMA_NAMES: Record<number, string> = { 1: 'initial indexes', 2: 'response leases and expiry index' };
 /** Documents deleted per prune round trip. */
 const PRUNE_BATCH = 1000;
 
@@ -35,15 +36,20 @@ async function createIndexes(c: Collections): Promise<void> {
       { conversationId: 1, idempotencyKey: 1 },
       { unique: true, partialFilterExpression: { idempotencyKey: { $type: 'string' } }, name: 'conversation_idempotency' },
     ),
-    c.responses.createIndex({ createdAt: 1 }),
+    // The lapsed-lease sweep and the expiry prune (see the SQL schema's migration 8); partial, so each
+    // holds only the documents it serves.
+    c.responses.createIndex({ leaseUntil: 1 }, { partialFilterExpression: { status: 'in_progress', leaseUntil: { $type: 'date' } }, name: 'responses_lapsed' }),
+    c.responses.createIndex({ expiresAt: 1 }, { partialFilterExpression: { expiresAt: { $type: 'date' } }, name: 'responses_expiry' }),
     c.responseEvents.createIndex({ responseId: 1, sequenceNumber: 1 }),
     c.audit.createIndex({ orgId: 1, at: 1, _id: 1 }),
     c.audit.createIndex({ at: 1 }),
     c.usage.createIndex({ orgId: 1, at: 1 }),
     c.usage.createIndex({ at: 1 }),
   ]);
+  // Read by nothing since responses expire by expiresAt (absent on a new database: nothing to drop).
+  await c.responses.dropIndex('createdAt_1').catch(() => undefined);
   await c.migrations
-    .updateOne({ _id: SCHEMA_VERSION }, { $setOnInsert: { name: 'initial indexes', appliedAt: new Date() } }, { upsert: true })
+    .updateOne({ _id: SCHEMA_VERSION }, { $setOnInsert: { name: SCHEMA_NAMES[SCHEMA_VERSION] ?? '', appliedAt: new Date() } }, { upsert: true })
     .catch((err: unknown) => {
       // Two processes recording the same version at once: the other one won, which is fine.
       if ((err as { code?: number }).code !== 11000) throw err;
@@ -67,21 +73,6 @@ async function pruneRuns(c: Collections, before: Date): Promise<number> {
     await c.conversations.deleteMany({ _id: { $in: conversations } });
     await c.steps.deleteMany({ runId: { $in: ids } });
     total += (await c.runs.deleteMany({ _id: { $in: ids } })).deletedCount;
-  }
-}
-
-async function pruneResponses(c: Collections, before: Date): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const ids = (
-      await c.responses
-        .find({ createdAt: { $lt: before } }, { projection: { _id: 1 } })
-        .limit(PRUNE_BATCH)
-        .toArray()
-    ).map((d) => d._id);
-    if (ids.length === 0) return total;
-    await c.responseEvents.deleteMany({ responseId: { $in: ids } });
-    total += (await c.responses.deleteMany({ _id: { $in: ids } })).deletedCount;
   }
 }
 
@@ -128,10 +119,9 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
     async prune(before) {
       const cutoff = date(before);
       const runs = await pruneRuns(c, cutoff);
-      const responses = await pruneResponses(c, cutoff);
       await c.audit.deleteMany({ at: { $lt: cutoff } });
       await c.usage.deleteMany({ at: { $lt: cutoff } });
-      return { runs, responses };
+      return { runs };
     },
     close() {
       closed ??= client.close();

@@ -18,6 +18,7 @@ function toResponse(doc: ResponseDoc): ResponseRecord {
     createdAt: doc.createdAt.toISOString(),
     updatedAt: doc.updatedAt.toISOString(),
     expiresAt: isoOrNull(doc.expiresAt),
+    lease: doc.leaseOwner && doc.leaseUntil ? { owner: doc.leaseOwner, until: doc.leaseUntil.toISOString() } : null,
   };
 }
 
@@ -108,6 +109,8 @@ export function mongoResponses(c: Collections): ResponseRepository {
         createdAt: date(r.createdAt),
         updatedAt: date(r.updatedAt),
         expiresAt: dateOrNull(r.expiresAt),
+        leaseOwner: r.lease?.owner ?? null,
+        leaseUntil: r.lease ? date(r.lease.until) : null,
       });
     },
     async get(id) {
@@ -131,6 +134,58 @@ export function mongoResponses(c: Collections): ResponseRepository {
       if (patch.expiresAt !== undefined) set.expiresAt = dateOrNull(patch.expiresAt);
       await c.responses.updateOne({ _id: id }, { $set: set });
     },
+    async finish(id, outcome, guard) {
+      // One document, one atomic compare-and-set (see the port).
+      const filter: Filter<ResponseDoc> = { _id: id, status: guard.whenStatus };
+      if (guard.lapsedBefore !== undefined) filter.leaseUntil = { $type: 'date', $lt: date(guard.lapsedBefore) };
+      const doc = await c.responses.findOneAndUpdate(
+        filter,
+        { $set: { status: outcome.status, body: outcome.body, updatedAt: new Date(), leaseOwner: null, leaseUntil: null } },
+        { returnDocument: 'after' },
+      );
+      return doc ? toResponse(doc) : null;
+    },
+    async renewLeases(ids, owner, until) {
+      if (ids.length === 0) return [];
+      const filter: Filter<ResponseDoc> = { _id: { $in: [...ids] }, leaseOwner: owner, status: 'in_progress' };
+      // No multi-document RETURNING: the ids are read back after the update. One that finished in
+      // between is left out (it is not this owner's to write any more either way).
+      await c.responses.updateMany(filter, { $set: { leaseUntil: date(until) } });
+      const held = await c.responses.find({ ...filter, leaseUntil: date(until) }, { projection: { _id: 1 } }).toArray();
+      return held.map((d) => d._id);
+    },
+    async listLapsed(now, limit) {
+      if (limit <= 0) return [];
+      const docs = await c.responses
+        .find({ status: 'in_progress', leaseUntil: { $type: 'date', $lt: date(now) } })
+        .sort({ leaseUntil: 1, _id: 1 })
+        .limit(limit)
+        .toArray();
+      return docs.map(toResponse);
+    },
+    async lastSequenceNumber(responseId) {
+      const [last] = await c.responseEvents
+        .find({ responseId }, { projection: { sequenceNumber: 1 } })
+        .sort({ sequenceNumber: -1 })
+        .limit(1)
+        .toArray();
+      return last?.sequenceNumber ?? -1;
+    },
+    async prune(now, limit) {
+      if (limit <= 0) return 0;
+      const ids = (
+        await c.responses
+          .find({ expiresAt: { $type: 'date', $lte: date(now) } }, { projection: { _id: 1 } })
+          .sort({ expiresAt: 1 })
+          .limit(limit)
+          .toArray()
+      ).map((d) => d._id);
+      if (ids.length === 0) return 0;
+      // Events first: a prune stopped half way leaves a response without events (replayed from its
+      // body), never events without their response.
+      await c.responseEvents.deleteMany({ responseId: { $in: ids } });
+      return (await c.responses.deleteMany({ _id: { $in: ids } })).deletedCount;
+    },
     async appendEvents(events) {
       // A re-sent event (same response and sequence number) is kept once.
       await insertManyIgnoringDuplicates(
@@ -145,11 +200,11 @@ export function mongoResponses(c: Collections): ResponseRepository {
         })),
       );
     },
-    async listEvents(responseId, after) {
-      const docs = await c.responseEvents
-        .find({ responseId, sequenceNumber: { $gt: after } })
-        .sort({ sequenceNumber: 1 })
-        .toArray();
+    async listEvents(responseId, after, limit) {
+      if (limit !== undefined && limit <= 0) return [];
+      const cursor = c.responseEvents.find({ responseId, sequenceNumber: { $gt: after } }).sort({ sequenceNumber: 1 });
+      if (limit !== undefined) cursor.limit(limit);
+      const docs = await cursor.toArray();
       return docs.map((d) => ({
         responseId: d.responseId,
         sequenceNumber: d.sequenceNumber,

@@ -1,6 +1,6 @@
 import type { ResponseRepository } from '../port';
 import type { ResponseEventRecord, ResponseRecord, ResponseStatus } from '../types';
-import type { SqlExecutor, SqlParam } from './database';
+import { insertFromJson, type JsonCopyColumn, type SqlExecutor, type SqlParam } from './database';
 import { iso, isoOrNull, json, nowIso, type Timestamp } from './rows';
 
 interface ResponseRow {
@@ -17,6 +17,8 @@ interface ResponseRow {
   created_at: Timestamp;
   updated_at: Timestamp;
   expires_at: Timestamp | null;
+  lease_owner: string | null;
+  lease_until: Timestamp | null;
 }
 
 interface EventRow {
@@ -42,6 +44,7 @@ function toResponse(row: ResponseRow): ResponseRecord {
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
     expiresAt: isoOrNull(row.expires_at),
+    lease: row.lease_owner !== null && row.lease_until !== null ? { owner: row.lease_owner, until: iso(row.lease_until) } : null,
   };
 }
 
@@ -49,13 +52,43 @@ function toEvent(row: EventRow): ResponseEventRecord {
   return { responseId: row.response_id, sequenceNumber: row.sequence_number, event: row.event, data: row.data, createdAt: iso(row.created_at) };
 }
 
+/**
+ * JSON text for a jsonb column. PostgreSQL's jsonb cannot hold U+0000 (22P05 "unsupported Unicode
+ * escape sequence"), which model output may contain: one such event would fail its whole batch on
+ * every retry. It is stored as U+FFFD instead. A "u0000" after an even run of backslashes is text
+ * (escaped backslashes), not the escape, and stays.
+ */
+export function jsonbText(value: unknown): string {
+  const text = json(value);
+  if (!text.includes('\\u0000')) return text;
+  return text.replace(/(\\+)u0000/g, (match: string, slashes: string) => (slashes.length % 2 === 1 ? `${slashes}ufffd` : match));
+}
+
+const EVENT_COLUMNS: readonly JsonCopyColumn[] = [
+  { column: 'response_id', key: 'responseId', type: 'text' },
+  { column: 'sequence_number', key: 'sequenceNumber', type: 'int' },
+  { column: 'event', key: 'event', type: 'text' },
+  { column: 'data', key: 'data', type: 'jsonb' },
+  { column: 'created_at', key: 'createdAt', type: 'timestamptz' },
+];
+
+/**
+ * One statement text whatever the batch size (the events travel as one JSON parameter), so the server
+ * plans it once. A re-sent event (same response and sequence number, a retried batch or twice in one
+ * batch) is kept once, as first written.
+ */
+const INSERT_EVENTS = insertFromJson('response_events', EVENT_COLUMNS, 1, 'ON CONFLICT (response_id, sequence_number) DO NOTHING');
+
+/** Events per statement: bounds the size of one JSON parameter. */
+const EVENT_BATCH = 1000;
+
 export function sqlResponses(db: SqlExecutor): ResponseRepository {
   return {
     async create(r) {
       await db.query(
         `INSERT INTO responses (id, org_id, user_id, status, model, conversation_id, previous_response_id, stored, body, input_items,
-           created_at, updated_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10::jsonb, $11, $12, $13)`,
+           created_at, updated_at, expires_at, lease_owner, lease_until)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10::jsonb, $11, $12, $13, $14, $15)`,
         [
           r.id,
           r.orgId,
@@ -65,11 +98,13 @@ export function sqlResponses(db: SqlExecutor): ResponseRepository {
           r.conversationId,
           r.previousResponseId,
           r.stored,
-          json(r.body),
-          json(r.inputItems),
+          jsonbText(r.body),
+          jsonbText(r.inputItems),
           r.createdAt,
           r.updatedAt,
           r.expiresAt,
+          r.lease?.owner ?? null,
+          r.lease?.until ?? null,
         ],
       );
     },
@@ -92,7 +127,7 @@ export function sqlResponses(db: SqlExecutor): ResponseRepository {
         sets.push(`status = $${params.length}`);
       }
       if (patch.body !== undefined) {
-        params.push(json(patch.body));
+        params.push(jsonbText(patch.body));
         sets.push(`body = $${params.length}::jsonb`);
       }
       if (patch.conversationId !== undefined) {
@@ -105,27 +140,77 @@ export function sqlResponses(db: SqlExecutor): ResponseRepository {
       }
       await db.query(`UPDATE responses SET ${sets.join(', ')} WHERE id = $1`, params);
     },
-    async appendEvents(events) {
-      if (events.length === 0) return;
-      const params: SqlParam[] = [];
-      const values = events.map((e) => {
-        params.push(e.responseId, e.sequenceNumber, e.event, json(e.data), e.createdAt);
-        const b = params.length - 5;
-        return `($${b + 1}::text, $${b + 2}::int, $${b + 3}::text, $${b + 4}::jsonb, $${b + 5}::timestamptz)`;
-      });
-      // A re-sent event (same response and sequence number) is kept once.
-      await db.query(
-        `INSERT INTO response_events (response_id, sequence_number, event, data, created_at) VALUES ${values.join(', ')}
-         ON CONFLICT (response_id, sequence_number) DO NOTHING`,
+    async finish(id, outcome, guard) {
+      const params: SqlParam[] = [id, outcome.status, jsonbText(outcome.body), nowIso(), guard.whenStatus];
+      let lapsed = '';
+      if (guard.lapsedBefore !== undefined) {
+        params.push(guard.lapsedBefore);
+        lapsed = ` AND lease_until IS NOT NULL AND lease_until < $${params.length}::timestamptz`;
+      }
+      const [row] = await db.query<ResponseRow>(
+        `UPDATE responses SET status = $2, body = $3::jsonb, updated_at = $4, lease_owner = NULL, lease_until = NULL
+         WHERE id = $1 AND status = $5${lapsed} RETURNING *`,
         params,
       );
+      return row ? toResponse(row) : null;
     },
-    async listEvents(responseId, after) {
-      const rows = await db.query<EventRow>('SELECT * FROM response_events WHERE response_id = $1 AND sequence_number > $2 ORDER BY sequence_number', [
-        responseId,
-        after,
-      ]);
+    async renewLeases(ids, owner, until) {
+      if (ids.length === 0) return [];
+      const rows = await db.query<{ id: string }>(
+        `UPDATE responses SET lease_until = $3::timestamptz WHERE id = ANY($1::text[]) AND lease_owner = $2 AND status = 'in_progress' RETURNING id`,
+        [ids, owner, until],
+      );
+      return rows.map((r) => r.id);
+    },
+    async listLapsed(now, limit) {
+      if (limit <= 0) return [];
+      // The predicate repeats the partial index's (responses_lapsed) so the planner uses it.
+      const rows = await db.query<ResponseRow>(
+        `SELECT * FROM responses WHERE status = 'in_progress' AND lease_until IS NOT NULL AND lease_until < $1::timestamptz
+         ORDER BY lease_until, id LIMIT $2`,
+        [now, limit],
+      );
+      return rows.map(toResponse);
+    },
+    async appendEvents(events) {
+      for (let start = 0; start < events.length; start += EVENT_BATCH) {
+        const batch = start === 0 && events.length <= EVENT_BATCH ? events : events.slice(start, start + EVENT_BATCH);
+        await db.query(INSERT_EVENTS, [jsonbText(batch)]);
+      }
+    },
+    async listEvents(responseId, after, limit) {
+      if (limit !== undefined && limit <= 0) return [];
+      const params: SqlParam[] = [responseId, after];
+      let bound = '';
+      if (limit !== undefined) {
+        params.push(limit);
+        bound = ` LIMIT $${params.length}`;
+      }
+      const rows = await db.query<EventRow>(
+        `SELECT * FROM response_events WHERE response_id = $1 AND sequence_number > $2 ORDER BY sequence_number${bound}`,
+        params,
+      );
       return rows.map(toEvent);
+    },
+    async lastSequenceNumber(responseId) {
+      const [row] = await db.query<{ n: number | null }>('SELECT max(sequence_number) AS n FROM response_events WHERE response_id = $1', [responseId]);
+      return row?.n ?? -1;
+    },
+    async prune(now, limit) {
+      if (limit <= 0) return 0;
+      // One batch per statement: the victims come from the expiry index (responses_expiry), their
+      // events from the primary key's prefix (= ANY(array) keeps both deletes on index lookups whatever
+      // the table statistics say); the caller repeats while batches come back full.
+      const [row] = await db.query<{ n: number }>(
+        `WITH victims AS (
+           SELECT id FROM responses WHERE expires_at IS NOT NULL AND expires_at <= $1::timestamptz ORDER BY expires_at LIMIT $2
+         ),
+         gone AS (DELETE FROM responses WHERE id = ANY(ARRAY(SELECT id FROM victims)) RETURNING id),
+         events AS (DELETE FROM response_events WHERE response_id = ANY(ARRAY(SELECT id FROM gone)))
+         SELECT count(*)::int AS n FROM gone`,
+        [now, limit],
+      );
+      return row?.n ?? 0;
     },
   };
 }

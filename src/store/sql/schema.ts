@@ -252,6 +252,20 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'model call provider, error code and truncation in audit records',
     statements: [`ALTER TABLE audit_records ADD COLUMN provider text, ADD COLUMN error_code text, ADD COLUMN truncated boolean`],
   },
+  {
+    // A streaming response is leased by the process generating it (renewed while it streams); the
+    // sweeper finds lapsed leases through a partial index holding only in-progress rows (few, short
+    // lived). Responses expire by their own expires_at (retention computed when created): the prune
+    // reads a partial index on it, so the created_at index, read by nothing else, goes.
+    version: 8,
+    name: 'response leases and expiry index',
+    statements: [
+      `ALTER TABLE responses ADD COLUMN lease_owner text, ADD COLUMN lease_until timestamptz`,
+      `CREATE INDEX responses_lapsed ON responses (lease_until) WHERE status = 'in_progress' AND lease_until IS NOT NULL`,
+      `CREATE INDEX responses_expiry ON responses (expires_at) WHERE expires_at IS NOT NULL`,
+      `DROP INDEX responses_created`,
+    ],
+  },
 ];
 
 /** Applies missing migrations; idempotent and safe from several processes at once. */

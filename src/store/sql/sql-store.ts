@@ -50,18 +50,12 @@ export function createSqlStore(db: SqlDatabase): Store {
            SELECT count(*)::int AS n FROM gone`,
           [before],
         );
-        const [responses] = await tx.query<{ n: number }>(
-          `WITH gone AS (DELETE FROM responses WHERE created_at < $1::timestamptz RETURNING id),
-             events AS (DELETE FROM response_events WHERE response_id IN (SELECT id FROM gone))
-           SELECT count(*)::int AS n FROM gone`,
-          [before],
-        );
         // The BRIN indexes' newest block ranges are summarized by autovacuum on a server and never in the
         // embedded database (no background workers): unsummarized ranges are read whole.
         await tx.query(`SELECT brin_summarize_new_values('audit_records_at'), brin_summarize_new_values('usage_records_at')`);
         await tx.query('DELETE FROM audit_records WHERE at < $1::timestamptz', [before]);
         await tx.query('DELETE FROM usage_records WHERE at < $1::timestamptz', [before]);
-        return { runs: runs?.n ?? 0, responses: responses?.n ?? 0 };
+        return { runs: runs?.n ?? 0 };
       });
     },
     close() {

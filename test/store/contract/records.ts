@@ -17,6 +17,7 @@ function response(overrides: Partial<ResponseRecord> = {}): ResponseRecord {
     createdAt: at(T0),
     updatedAt: at(T0),
     expiresAt: null,
+    lease: null,
     ...overrides,
   };
 }

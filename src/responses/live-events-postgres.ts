@@ -1,0 +1,176 @@
+// Live events across processes sharing a PostgreSQL store without Redis (live-events.ts says why):
+// after each event-log write the writer sends one NOTIFY naming the responses and sequence numbers it
+// stored; a process with readers of one of them tells them to read the store. One connection per
+// process LISTENs (and sends the NOTIFYs). NOTIFY is delivered only to sessions listening at the time,
+// at most once: while the connection is down readers fall back on their periodic store read, and a
+// subscribe made then resolves at once (with that fallback) rather than failing the reader.
+import { randomBytes } from 'node:crypto';
+import type PgModule from 'pg';
+import type { Logger } from 'winston';
+import { LocalReaders, SAFETY_POLL_MS, type LiveEvents, type StoredRange } from './live-events';
+
+export interface PostgresLiveEventsOptions {
+  url: string;
+  logger: Logger;
+  /** The NOTIFY channel (database-wide, whatever the schema). */
+  channel?: string;
+  storePollMs?: number;
+}
+
+export const DEFAULT_CHANNEL = 'agw_response_events';
+
+/** A NOTIFY payload must be shorter than 8000 bytes (PostgreSQL docs, NOTIFY). */
+const MAX_PAYLOAD_BYTES = 7900;
+const REPORT_INTERVAL_MS = 10_000;
+const RECONNECT_MS = 1000;
+
+interface Announcement {
+  o: string;
+  r: [string, number, number][];
+}
+
+function loadPg(): typeof PgModule {
+  // Loaded only by gateways on the postgres store (an embedded one never carries node-postgres).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('pg') as typeof PgModule;
+}
+
+/** The ranges as NOTIFY payloads, each under the size limit. */
+export function announcements(origin: string, ranges: readonly StoredRange[]): string[] {
+  const payloads: string[] = [];
+  let entries: string[] = [];
+  let size = 0;
+  const head = `{"o":${JSON.stringify(origin)},"r":[`;
+  for (const range of ranges) {
+    const entry = JSON.stringify([range.responseId, range.from, range.to]);
+    if (entries.length > 0 && head.length + size + entry.length + 3 > MAX_PAYLOAD_BYTES) {
+      payloads.push(`${head}${entries.join(',')}]}`);
+      entries = [];
+      size = 0;
+    }
+    entries.push(entry);
+    size += entry.length + 1;
+  }
+  if (entries.length > 0) payloads.push(`${head}${entries.join(',')}]}`);
+  return payloads;
+}
+
+export function createPostgresLiveEvents(options: PostgresLiveEventsOptions): LiveEvents {
+  const local = new LocalReaders();
+  const origin = randomBytes(8).toString('hex');
+  const channel = options.channel ?? DEFAULT_CHANNEL;
+  let connecting: Promise<PgModule.Client | null> | null = null;
+  let readers = 0;
+  let closed = false;
+  let reconnectTimer: NodeJS.Timeout | null = null;
+  let lastReport = 0;
+
+  const report = (what: string, err: unknown): void => {
+    const now = Date.now();
+    if (now - lastReport < REPORT_INTERVAL_MS) return;
+    lastReport = now;
+    options.logger.warn(what, { component: 'response-events', errorName: err instanceof Error ? err.name : 'unknown' });
+  };
+
+  const onNotification = (message: PgModule.Notification): void => {
+    if (message.channel !== channel || !message.payload) return;
+    let announcement: Announcement;
+    try {
+      announcement = JSON.parse(message.payload) as Announcement;
+    } catch {
+      return;
+    }
+    // Readers in the writer's own process had the events when they were published.
+    if (announcement.o === origin || !Array.isArray(announcement.r)) return;
+    for (const [responseId, , to] of announcement.r) if (local.has(responseId)) local.poke(responseId, to);
+  };
+
+  let current: PgModule.Client | null = null;
+
+  /** The connection ended (error, server gone, failed start): forget it, and reconnect if readers wait. */
+  const lost = (client: PgModule.Client): void => {
+    if (current !== client) return;
+    current = null;
+    connecting = null;
+    client.removeAllListeners('notification');
+    client.end().catch(() => undefined);
+    // Readers waiting now would otherwise be left on the slow store read until the next subscribe.
+    if (!closed && readers > 0 && !reconnectTimer) {
+      reconnectTimer = setTimeout(() => {
+        reconnectTimer = null;
+        void connection();
+      }, RECONNECT_MS);
+      reconnectTimer.unref();
+    }
+  };
+
+  /** The listening connection, connected on first use; null while it cannot be had. */
+  const connection = (): Promise<PgModule.Client | null> => {
+    if (closed) return Promise.resolve(null);
+    connecting ??= (async () => {
+      const pg = loadPg();
+      const client = new pg.Client({ connectionString: options.url });
+      current = client;
+      client.on('error', (err: Error) => {
+        report('live events: notification connection lost', err);
+        lost(client);
+      });
+      client.on('end', () => lost(client));
+      client.on('notification', onNotification);
+      try {
+        await client.connect();
+        await client.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
+        return client;
+      } catch (err) {
+        report('live events: cannot listen for stored events', err);
+        lost(client);
+        return null;
+      }
+    })();
+    return connecting;
+  };
+
+  return {
+    mechanism: 'postgres-notify',
+    storePollMs: options.storePollMs ?? SAFETY_POLL_MS,
+    publish(responseId, event) {
+      local.deliver(responseId, event);
+    },
+    async subscribe(responseId, reader) {
+      const remove = local.add(responseId, reader);
+      readers++;
+      let released = false;
+      await connection();
+      return {
+        close() {
+          if (released) return;
+          released = true;
+          readers--;
+          remove();
+        },
+      };
+    },
+    stored(ranges: readonly StoredRange[]) {
+      if (closed || ranges.length === 0) return;
+      const payloads = announcements(origin, ranges);
+      void connection()
+        .then(async (client) => {
+          if (!client) return;
+          for (const payload of payloads) await client.query('SELECT pg_notify($1, $2)', [channel, payload]);
+        })
+        .catch((err: unknown) => report('live events: notify failed', err));
+    },
+    async close() {
+      closed = true;
+      if (reconnectTimer) clearTimeout(reconnectTimer);
+      await connecting;
+      const client = current;
+      current = null;
+      connecting = null;
+      if (client) {
+        client.removeAllListeners('notification');
+        await client.end().catch(() => undefined);
+      }
+    },
+  };
+}

@@ -1,0 +1,167 @@
+// The live mechanisms' own rules, on real Redis and PostgreSQL: one Redis subscription per response
+// per process whatever the number of readers (and none once they leave), a process's own events not
+// delivered twice, NOTIFY payloads within PostgreSQL's limit, and the store-polling mode (MongoDB
+// without Redis) following a writer it shares nothing with but the store.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { createRedisProvider, type RedisProvider } from '../../src/queue/redis';
+import { ResponseEventLog } from '../../src/responses/event-log';
+import { createInProcessLiveEvents, type LiveReader } from '../../src/responses/live-events';
+import { announcements, createPostgresLiveEvents } from '../../src/responses/live-events-postgres';
+import { createRedisLiveEvents } from '../../src/responses/live-events-redis';
+import { replayEvents } from '../../src/responses/replay';
+import type { StreamEvent } from '../../src/responses/stream-event';
+import { openTestStore } from '../helpers/store';
+import { completedEvent, inProgressResponse, numbers, range, responseId, silentLogger, textEvent, waitUntil } from './helpers';
+
+const REDIS_URL = process.env['REDIS_URL'] || 'redis://127.0.0.1:6379';
+
+function collector(): { reader: LiveReader; events: StreamEvent[]; stored: number[] } {
+  const events: StreamEvent[] = [];
+  const stored: number[] = [];
+  return { events, stored, reader: { onEvent: (e) => events.push(e), onStored: (upTo) => stored.push(upTo) } };
+}
+
+describe('live events over Redis pub/sub', function () {
+  this.timeout(20_000);
+  const providers: RedisProvider[] = [];
+  let admin: Redis;
+  const prefix = `agwlive${randomBytes(4).toString('hex')}`;
+
+  before(() => {
+    admin = new Redis(REDIS_URL);
+  });
+  after(async () => {
+    for (const p of providers) await p.close();
+    await admin.quit();
+  });
+
+  function gateway(): ReturnType<typeof createRedisLiveEvents> {
+    const redis = createRedisProvider(REDIS_URL);
+    providers.push(redis);
+    return createRedisLiveEvents({ redis, prefix, logger: silentLogger });
+  }
+
+  const subscribers = async (id: string): Promise<number> => {
+    const [, count] = (await admin.pubsub('NUMSUB', `${prefix}:response-events:${id}`)) as [string, number];
+    return count;
+  };
+
+  it('subscribes a process once per response whatever its readers, and unsubscribes when the last leaves', async () => {
+    const writerSide = gateway();
+    const readerSide = gateway();
+    const id = responseId();
+    const first = collector();
+    const second = collector();
+    const a = await readerSide.subscribe(id, first.reader);
+    const b = await readerSide.subscribe(id, second.reader);
+    assert.equal(await subscribers(id), 1, 'one subscription for two readers');
+    for (let n = 0; n < 3; n++) writerSide.publish(id, textEvent(n));
+    await waitUntil('both readers', () => first.events.length === 3 && second.events.length === 3, 3000);
+    assert.deepEqual(first.events, [textEvent(0), textEvent(1), textEvent(2)]);
+    a.close();
+    assert.equal(await subscribers(id), 1);
+    b.close();
+    await waitUntil('the unsubscribe', async () => (await subscribers(id)) === 0, 3000);
+    await writerSide.close();
+    await readerSide.close();
+  });
+
+  it("delivers a process's own events once (locally, not again through Redis)", async () => {
+    const gw = gateway();
+    const id = responseId();
+    const local = collector();
+    const subscription = await gw.subscribe(id, local.reader);
+    gw.publish(id, textEvent(0));
+    gw.publish(id, textEvent(1));
+    assert.equal(local.events.length, 2, 'synchronously');
+    // A reader elsewhere receives them: the publish went out; by then our own copy came back and was ignored.
+    const other = gateway();
+    const remote = collector();
+    const remoteSubscription = await other.subscribe(id, remote.reader);
+    gw.publish(id, textEvent(2));
+    await waitUntil('the remote reader', () => remote.events.length === 1, 3000);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(numbers(local.events), [0, 1, 2]);
+    subscription.close();
+    remoteSubscription.close();
+    await gw.close();
+    await other.close();
+  });
+});
+
+describe('live events over PostgreSQL NOTIFY', function () {
+  this.timeout(20_000);
+
+  it('splits announcements so that each payload stays under the 8000-byte limit', () => {
+    const ranges = Array.from({ length: 500 }, (_, i) => ({ responseId: `resp_${String(i).padStart(40, '0')}`, from: i, to: i + 10 }));
+    const payloads = announcements('origin', ranges);
+    assert.ok(payloads.length > 1);
+    for (const payload of payloads) assert.ok(Buffer.byteLength(payload) < 8000, String(Buffer.byteLength(payload)));
+    const parsed = payloads.flatMap((p) => (JSON.parse(p) as { r: [string, number, number][] }).r);
+    assert.deepEqual(
+      parsed,
+      ranges.map((r) => [r.responseId, r.from, r.to]),
+    );
+  });
+
+  it("tells another process's readers what was stored, up to which number; not the writer's own", async () => {
+    const t = await openTestStore('postgres');
+    const channel = `agw_test_${randomBytes(4).toString('hex')}`;
+    const writerSide = createPostgresLiveEvents({ url: t.config.url!, logger: silentLogger, channel });
+    const readerSide = createPostgresLiveEvents({ url: t.config.url!, logger: silentLogger, channel });
+    try {
+      const id = responseId();
+      const remote = collector();
+      const local = collector();
+      const remoteSubscription = await readerSide.subscribe(id, remote.reader);
+      const localSubscription = await writerSide.subscribe(id, local.reader);
+      writerSide.stored([
+        { responseId: id, from: 0, to: 4 },
+        { responseId: responseId(), from: 0, to: 1 },
+      ]);
+      await waitUntil('the notification', () => remote.stored.length === 1, 3000);
+      assert.deepEqual(remote.stored, [4]);
+      await new Promise((r) => setTimeout(r, 100));
+      assert.deepEqual(local.stored, [], "the writer's own readers had the events when published");
+      remoteSubscription.close();
+      localSubscription.close();
+    } finally {
+      await writerSide.close();
+      await readerSide.close();
+      await t.cleanup();
+    }
+  });
+});
+
+describe('store polling (mongodb without Redis)', function () {
+  this.timeout(20_000);
+
+  it('a reader follows a writer it shares only the store with, by reading the store', async () => {
+    const t = await openTestStore('postgres');
+    try {
+      // Two buses that never talk: as two gateway processes on a store without notifications.
+      const writerBus = createInProcessLiveEvents({ mechanism: 'store-poll', storePollMs: 50 });
+      const readerBus = createInProcessLiveEvents({ mechanism: 'store-poll', storePollMs: 50 });
+      const log = new ResponseEventLog({ responses: t.store.responses, live: writerBus, logger: silentLogger, flushIntervalMs: 20 });
+      const record = inProgressResponse();
+      await t.store.responses.create(record);
+      const events: StreamEvent[] = [];
+      const reading = (async () => {
+        for await (const event of replayEvents({ responses: t.store.responses, live: readerBus, responseId: record.id, startingAfter: -1 })) events.push(event);
+      })();
+      await new Promise((r) => setTimeout(r, 800));
+      for (let n = 0; n < 5; n++) log.append(record.id, textEvent(n));
+      await waitUntil('the polled events', () => events.length === 5, 1000);
+      log.append(record.id, completedEvent(5, record.id));
+      await log.flush(record.id);
+      await t.store.responses.finish(record.id, { status: 'completed', body: { status: 'completed', output: [] } }, { whenStatus: 'in_progress' });
+      await reading;
+      assert.deepEqual(numbers(events), range(0, 5));
+      await log.close();
+    } finally {
+      await t.cleanup();
+    }
+  });
+});

@@ -1,0 +1,97 @@
+// The responses repository's store-wide queries read an index, never the whole table: the sweeper's
+// listLapsed runs every few seconds on every gateway and the expiry prune deletes in batches. Each
+// statement the repository sends is EXPLAINed on a real PostgreSQL schema with sequential scans
+// disabled (a table this small would otherwise be scanned whatever the indexes): a plan that still
+// scans the table has no index to use.
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { createLogger } from '../../src/log/logger';
+import { createStore } from '../../src/store/index';
+import type { SqlExecutor, SqlParam } from '../../src/store/sql/database';
+import { driverParams } from '../../src/store/sql/params';
+import { sqlResponses } from '../../src/store/sql/responses-repository';
+import { createTestSchema } from '../helpers/store';
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Cond'?: string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  Plans?: PlanNode[];
+}
+
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+describe('SQL responses repository: query plans', function () {
+  this.timeout(30_000);
+  let schema: Awaited<ReturnType<typeof createTestSchema>>;
+  let client: pg.Client;
+  /** Plans of the statements the repository sent, in order. */
+  const plans: PlanNode[][] = [];
+
+  before(async () => {
+    schema = await createTestSchema('plans');
+    const store = await createStore({ driver: 'postgres', path: '', url: schema.url, retentionDays: 30 }, { logger: createLogger({ silent: true }) });
+    await store.close();
+    client = new pg.Client({ connectionString: schema.url });
+    await client.connect();
+    await client.query('SET enable_seqscan = off');
+  });
+
+  after(async () => {
+    await client?.end();
+    await schema?.drop();
+  });
+
+  /** Explains each statement (without running it: a prune's DELETE is planned, not executed). */
+  const explaining: SqlExecutor = {
+    async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
+      const result = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${text}`, driverParams(params));
+      plans.push(nodes(result.rows[0]!['QUERY PLAN'][0].Plan));
+      return [];
+    },
+  };
+
+  /** How each node reading `table` reads it: an index with a condition, a whole index, or the table. */
+  function readsOf(plan: PlanNode[], table: string): string[] {
+    const reads: string[] = [];
+    for (const node of plan) {
+      if (node['Relation Name'] !== table || node['Node Type'] === 'ModifyTable') continue;
+      switch (node['Node Type']) {
+        case 'Bitmap Heap Scan': {
+          const index = (node.Plans ?? []).flatMap(nodes).find((n) => n['Node Type'] === 'Bitmap Index Scan');
+          reads.push(`lookup ${index?.['Index Name'] ?? '?'}`);
+          break;
+        }
+        case 'Index Scan':
+        case 'Index Only Scan':
+          reads.push(`${'Index Cond' in node ? 'lookup' : 'whole index'} ${node['Index Name'] ?? '?'}`);
+          break;
+        default:
+          reads.push(node['Node Type']);
+      }
+    }
+    return [...new Set(reads)].sort();
+  }
+
+  it('listLapsed reads the partial index of leased in-progress responses', async () => {
+    plans.length = 0;
+    await sqlResponses(explaining).listLapsed(new Date().toISOString(), 100);
+    assert.deepEqual(readsOf(plans[0]!, 'responses'), ['lookup responses_lapsed']);
+  });
+
+  it('prune finds expired responses through the expiry index and their events through the primary key', async () => {
+    plans.length = 0;
+    await sqlResponses(explaining).prune(new Date().toISOString(), 200);
+    assert.deepEqual(readsOf(plans[0]!, 'responses'), ['lookup responses_expiry', 'lookup responses_pkey']);
+    assert.deepEqual(readsOf(plans[0]!, 'response_events'), ['lookup response_events_pkey']);
+  });
+
+  it('lastSequenceNumber reads the primary key of the event log', async () => {
+    plans.length = 0;
+    await sqlResponses(explaining).lastSequenceNumber('resp-x');
+    assert.deepEqual(readsOf(plans[0]!, 'response_events'), ['lookup response_events_pkey']);
+  });
+});
