@@ -7,7 +7,6 @@
 // Policy on gateway requests (field stripping, DLP) is applied to the caller's wire body before it is
 // either forwarded or converted (wire-call.ts): what leaves is exactly what was inspected.
 import type { ModelRequest, ModelResponse, OptionName, StreamPart } from '../canonical/model';
-import { GatewayError } from '../http/errors';
 import type { CallOptions, ModelRouter, Provider, ResolvedModel } from '../providers/types';
 import type { ModelCallMeter } from './meter';
 
@@ -34,22 +33,30 @@ export interface CallPlan {
  */
 export function droppedFields(provider: Provider, request: ModelRequest, fieldNames: Partial<Record<OptionName, string>> = {}): string[] {
   const dropped: string[] = [];
-  const honours = provider.honours;
-  if (honours) {
-    for (const key of Object.keys(request.options) as OptionName[]) {
-      if (request.options[key] !== undefined && !honours.has(key)) dropped.push(fieldNames[key] ?? key);
-    }
+  for (const key of Object.keys(request.options) as OptionName[]) {
+    if (request.options[key] !== undefined && !provider.honours.has(key)) dropped.push(fieldNames[key] ?? key);
   }
   if (request.extra && provider.extrasOf !== request.extra.format) dropped.push(...Object.keys(request.extra.fields));
   return dropped;
 }
 
-function canonicalCalls(provider: Provider): Required<Pick<Provider, 'generate' | 'stream'>> {
-  if (!provider.generate || !provider.stream) {
-    // Every provider type implements both; this guards a provider added without them.
-    throw new GatewayError('internal', `Provider ${provider.name} cannot serve canonical model calls.`);
+/**
+ * The request as the provider may see it: options it does not honour and fields of another wire removed
+ * (what droppedFields reported), so that a dropped field is never sent after all. The same object when
+ * nothing is dropped.
+ */
+export function honouredRequest(provider: Provider, request: ModelRequest): ModelRequest {
+  let options = request.options;
+  for (const key of Object.keys(options) as OptionName[]) {
+    if (options[key] !== undefined && !provider.honours.has(key)) {
+      if (options === request.options) options = { ...options };
+      delete options[key];
+    }
   }
-  return { generate: provider.generate.bind(provider), stream: provider.stream.bind(provider) };
+  const foreignExtra = request.extra !== undefined && provider.extrasOf !== request.extra.format;
+  if (options === request.options && !foreignExtra) return request;
+  const { extra, ...rest } = request;
+  return foreignExtra ? { ...rest, options } : { ...rest, options, ...(extra ? { extra } : {}) };
 }
 
 export class ModelCalls {
@@ -66,7 +73,7 @@ export class ModelCalls {
     const { resolved, meter } = plan;
     let response: ModelResponse;
     try {
-      response = await canonicalCalls(resolved.provider).generate(request, resolved.upstreamModel, options(scope));
+      response = await resolved.provider.generate(honouredRequest(resolved.provider, request), resolved.upstreamModel, options(scope));
     } catch (err) {
       meter.fail(err);
       throw err;
@@ -84,7 +91,7 @@ export class ModelCalls {
    */
   stream(scope: CallScope, request: ModelRequest, plan: CallPlan = this.plan(scope, request)): AsyncIterable<StreamPart> {
     const { resolved, meter } = plan;
-    return meterUsage(canonicalCalls(resolved.provider).stream(request, resolved.upstreamModel, options(scope)), meter);
+    return meterUsage(resolved.provider.stream(honouredRequest(resolved.provider, request), resolved.upstreamModel, options(scope)), meter);
   }
 }
 

@@ -70,7 +70,13 @@ export function itemsToMessages(items: readonly ConversationItemRecord[]): Messa
     const last = messages[messages.length - 1];
     if (item.type === 'message' && (item.role === 'system' || item.role === 'user' || item.role === 'assistant')) {
       const text = { type: 'text' as const, text: itemText(item) };
-      messages.push(item.role === 'system' ? { role: 'system', content: [text] } : item.role === 'user' ? { role: 'user', content: [text] } : { role: 'assistant', content: [text] });
+      messages.push(
+        item.role === 'system'
+          ? { role: 'system', content: [text] }
+          : item.role === 'user'
+            ? { role: 'user', content: [text] }
+            : { role: 'assistant', content: [text] },
+      );
     } else if (item.type === 'function_call') {
       const call: ToolCallPart = { type: 'tool-call', id: str(item.data['call_id']), name: str(item.data['name']), arguments: str(item.data['arguments']) };
       if (last?.role === 'assistant') last.content.push(call);

@@ -44,7 +44,9 @@ export class RunMeter implements ModelCallMeter {
     // Not fenced by the run's lease: the tokens were spent whoever holds the run now. Fails open like the
     // audit trail: a store hiccup does not fail the step whose reply is already here.
     this.pending = deps.store.usage
-      .insertMany([{ at: deps.now().toISOString(), orgId: run.orgId, userId: run.userId, keyId: run.keyId, model, promptTokens, completionTokens, requestId: run.id }])
+      .insertMany([
+        { at: deps.now().toISOString(), orgId: run.orgId, userId: run.userId, keyId: run.keyId, model, promptTokens, completionTokens, requestId: run.id },
+      ])
       .catch((err: unknown) => {
         deps.logger.warn('run usage record not written', { runId: run.id, errorName: err instanceof Error ? err.name : 'unknown' });
       });

@@ -110,7 +110,9 @@ export async function relayNativeStream(
       try {
         event = JSON.parse(data);
       } catch {
-        throw new GatewayError('upstream_error', 'The upstream stream sent an event that is not JSON.', { cause: new UpstreamFault('non-JSON Responses event') });
+        throw new GatewayError('upstream_error', 'The upstream stream sent an event that is not JSON.', {
+          cause: new UpstreamFault('non-JSON Responses event'),
+        });
       }
       if (!isRecord(event) || typeof event['type'] !== 'string') {
         throw new GatewayError('upstream_error', 'The upstream stream sent an event without a type.', { cause: new UpstreamFault('untyped Responses event') });

@@ -15,7 +15,11 @@ export interface StoredResponseInit {
   inputItems: Record<string, unknown>[];
 }
 
-export function storedResponse(ctx: RequestContext, services: Pick<AppServices, 'store' | 'responseStreams' | 'clock' | 'config' | 'logger'>, init: StoredResponseInit): ResponseSink {
+export function storedResponse(
+  ctx: RequestContext,
+  services: Pick<AppServices, 'store' | 'responseStreams' | 'clock' | 'config' | 'logger'>,
+  init: StoredResponseInit,
+): ResponseSink {
   const { store, responseStreams: streams } = services;
   let id: string | null = null;
   return {
