@@ -17,6 +17,7 @@ import { handlers as defaultHandlers } from './operations/index';
 import type { Handler } from './operations/types';
 import { assemblePipeline } from './pipeline/assemble';
 import type { Clock } from './pipeline/plugin';
+import { ModelCalls } from './model-call/model-calls';
 import { ConfigModelRouter } from './providers/router';
 import type { ModelRouter } from './providers/types';
 import { createRedisProvider, type RedisProvider } from './queue/redis';
@@ -111,6 +112,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     clock,
     redis,
     models,
+    modelCalls: new ModelCalls(models),
     pipeline,
     runs,
     runEngine,

@@ -79,10 +79,10 @@ function dlpRedactors(services: AppServices): { redactorFor?: RedactorFactory } 
 
 /** The queue consumer with its sweepers: what executes runs in this process. */
 async function startConsumer(services: AppServices, closers: Closer[], options: RuntimeOptions): Promise<void> {
-  const { store, logger, metrics, clock, config, models, runEngine } = services;
+  const { store, logger, metrics, clock, config, modelCalls, runEngine } = services;
   const executor = new RunExecutor({
     store,
-    models,
+    modelCalls,
     logger,
     metrics,
     config,

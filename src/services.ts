@@ -6,6 +6,7 @@ import type { Metrics } from './log/metrics';
 import type { Clock } from './pipeline/plugin';
 import type { Pipeline } from './pipeline/assemble';
 import type { ModelRouter } from './providers/types';
+import type { ModelCalls } from './model-call/model-calls';
 import type { RedisProvider } from './queue/redis';
 import type { ResponseStreams } from './responses/index';
 import type { RunEngine } from './runs/engine';
@@ -20,6 +21,8 @@ export interface AppServices {
   readonly clock: Clock;
   readonly redis: RedisProvider | null;
   readonly models: ModelRouter;
+  /** The one model-call path (src/model-call/): every handler, run and judge call goes through it. */
+  readonly modelCalls: ModelCalls;
   readonly pipeline: Pipeline;
   /** Agent runs: trigger, restart, cancel, retry (the run engine). */
   readonly runs: RunService;

@@ -39,6 +39,11 @@ export interface QueueConfig {
   leaseSeconds: number;
 }
 
+export interface ResponsesConfig {
+  /** The curated prompt of `svc.system_prompt: agent_default` (absent: the built-in one). */
+  systemPrompt?: string;
+}
+
 export interface ProviderConfig {
   type: ProviderType;
   baseUrl?: string;
@@ -176,6 +181,7 @@ export interface GatewayConfig {
   providers: Record<string, ProviderConfig>;
   models: ModelConfig[];
   evaluation: EvaluationConfig;
+  responses: ResponsesConfig;
   organizations: OrganizationConfig[];
   agents: AgentConfig[];
   plugins: Record<string, PluginToggle>;

@@ -6,7 +6,8 @@ import { gatewayHandlers } from './gateway/index';
 import { getApiReference, getApiReferenceAsset, getOpenApiDocument } from './meta/docs';
 import { getLiveness, getMetrics, getReadiness } from './meta/health';
 import { listModels } from './models/list-models';
-import { createResponse, getResponse, listResponseInputItems } from './responses/not-built';
+import { createResponse } from './responses/create-response';
+import { getResponse, listResponseInputItems } from './responses/stored';
 import type { Handler } from './types';
 
 export const handlers: Readonly<Record<string, Handler>> = {

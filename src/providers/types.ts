@@ -1,76 +1,12 @@
 // The provider layer's interface. Client formats (chat completions, Responses, completions, Anthropic
-// messages) meet providers in the middle: the canonical request is the OpenAI chat-completions body.
-// Each provider folder (providers/<type>/) owns its wire format and translation.
+// messages) meet providers in the middle, at the canonical model (src/canonical/model.ts). Each provider
+// folder (providers/<type>/) owns its upstream's wire format and the translation to and from it.
 import type { ModelConfig, ProviderConfig, ProviderType } from '../config/types';
 import type { UpstreamResponse } from './http/transport';
 import type { CallSignal } from './http/call-abort';
 import type { ModelRequest, ModelResponse, OptionName, StreamPart, WireFormat } from '../canonical/model';
 
 export type JsonObject = Record<string, unknown>;
-
-export interface ChatToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
-
-export interface ChatMessage {
-  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
-  content?: string | JsonObject[] | null;
-  name?: string;
-  tool_calls?: ChatToolCall[];
-  tool_call_id?: string;
-  [extra: string]: unknown;
-}
-
-/** The canonical request: an OpenAI chat-completions body (unknown fields pass through). */
-export interface ChatCompletionRequest {
-  model: string;
-  messages: ChatMessage[];
-  stream?: boolean;
-  [extra: string]: unknown;
-}
-
-export interface ChatUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  [extra: string]: unknown;
-}
-
-export interface ChatCompletion {
-  id: string;
-  object: 'chat.completion';
-  created: number;
-  model: string;
-  choices: {
-    index: number;
-    message: { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[]; refusal?: string | null; [extra: string]: unknown };
-    finish_reason: 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call' | null;
-    logprobs?: unknown;
-  }[];
-  usage?: ChatUsage;
-  [extra: string]: unknown;
-}
-
-export interface ChatCompletionChunk {
-  id: string;
-  object: 'chat.completion.chunk';
-  created: number;
-  model: string;
-  choices: {
-    index: number;
-    delta: {
-      role?: 'assistant';
-      content?: string | null;
-      tool_calls?: { index: number; id?: string; type?: 'function'; function?: { name?: string; arguments?: string } }[];
-      [extra: string]: unknown;
-    };
-    finish_reason: ChatCompletion['choices'][number]['finish_reason'];
-  }[];
-  usage?: ChatUsage | null;
-  [extra: string]: unknown;
-}
 
 export interface CallOptions {
   /** Aborts the upstream call (client disconnect, run cancellation, timeout). */
@@ -106,7 +42,7 @@ export interface Provider {
   /**
    * Pass-through: the client formats this provider speaks natively. For these the route sends the
    * caller's bytes (model name adjusted, transforms applied) through forward() and relays the reply
-   * bytes untouched; every other format goes through chat()/chatStream() and a translator.
+   * bytes untouched; every other format goes through generate()/stream() and the canonical model.
    */
   readonly forwards?: readonly WireOperation[];
   /**
@@ -118,7 +54,7 @@ export interface Provider {
    * The canonical generation options this provider's upstream honours. Options a caller set outside
    * this set are not sent, and the call reports them (x-gateway-dropped-params), never silently.
    */
-  readonly honours?: ReadonlySet<OptionName>;
+  readonly honours: ReadonlySet<OptionName>;
   /** The wire format whose unmodelled fields (ModelRequest.extra) this provider's upstream accepts. */
   readonly extrasOf?: WireFormat;
   /**
@@ -126,13 +62,9 @@ export interface Provider {
    * upstream wire → upstream reply → canonical reply. `upstreamModel` is the provider's name for the
    * model; the reply's `model` is the upstream's. Errors throw GatewayError.
    */
-  generate?(request: ModelRequest, upstreamModel: string, options: CallOptions): Promise<ModelResponse>;
+  generate(request: ModelRequest, upstreamModel: string, options: CallOptions): Promise<ModelResponse>;
   /** The same call streamed: canonical stream parts (see src/canonical/model.ts for their order). */
-  stream?(request: ModelRequest, upstreamModel: string, options: CallOptions): AsyncIterable<StreamPart>;
-  /** Non-streaming chat completion; the request's `model` is replaced by `upstreamModel`. */
-  chat(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): Promise<ChatCompletion>;
-  /** Streaming chat completion as chat-completion chunks, whatever the wire format. */
-  chatStream(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): AsyncIterable<ChatCompletionChunk>;
+  stream(request: ModelRequest, upstreamModel: string, options: CallOptions): AsyncIterable<StreamPart>;
   close(): Promise<void>;
 }
 

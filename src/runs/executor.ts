@@ -14,14 +14,17 @@
 import type { Logger } from 'winston';
 import type { GatewayConfig } from '../config/types';
 import type { Metrics } from '../log/metrics';
-import type { ChatCompletion, ChatCompletionRequest, ModelRouter } from '../providers/types';
+import { responseText } from '../canonical/assemble';
+import type { ModelRequest, ModelResponse } from '../canonical/model';
+import type { ModelCalls } from '../model-call/model-calls';
+import type { ResolvedModel } from '../providers/types';
 import type { Store } from '../store/port';
 import { LeaseLostError, type AgentDefinition, type ConversationItemRecord, type LeaseFence, type NewConversationItem, type RunRecord } from '../store/types';
 import { ActiveRuns, RunStopped, stopReasonOf } from './active-runs';
 import { renderPrompt } from './inputs';
-import { functionCallItem, functionCallOutputItem, itemText, itemsToChatMessages, messageItem, runResult } from './items';
+import { functionCallItem, functionCallOutputItem, itemText, itemsToMessages, messageItem, runResult } from './items';
 import { judgeRequest, parseVerdict, type Verdict } from './judge';
-import { meteredChat } from './metered-chat';
+import { RunMeter } from './run-meter';
 import { runErrorOf, type RunError } from './run-errors';
 import { endRun, TIMEOUT_ERROR, type TransitionDeps } from './transitions';
 
@@ -31,7 +34,7 @@ export type RedactorFactory = (orgId: string) => Promise<Redactor | null>;
 
 export interface ExecutorDeps {
   store: Store;
-  models: ModelRouter;
+  modelCalls: ModelCalls;
   logger: Logger;
   metrics: Metrics;
   config: GatewayConfig;
@@ -241,9 +244,8 @@ export class RunExecutor {
     await this.record(ctx, messageItem('user', prompt, `${key}:user`));
     let reply = ctx.byKey.get(`${key}:assistant`);
     for (let round = 0; !reply; round += 1) {
-      const completion = await this.chat(ctx, { model: agent.model, messages: itemsToChatMessages(ctx.items) });
-      const message = completion.choices[0]?.message;
-      const calls = message?.tool_calls ?? [];
+      const completion = await this.call(ctx, { model: agent.model, messages: itemsToMessages(ctx.items), tools: [], options: {} });
+      const calls = completion.content.filter((part) => part.type === 'tool-call');
       if (calls.length > 0 && round < MAX_TOOL_ROUNDS) {
         // Service tools are not executed here: record each call and say so, then let the model go on.
         for (const [i, call] of calls.entries()) {
@@ -252,7 +254,7 @@ export class RunExecutor {
         }
         continue;
       }
-      reply = await this.record(ctx, messageItem('assistant', message?.content ?? '', `${key}:assistant`));
+      reply = await this.record(ctx, messageItem('assistant', responseText(completion), `${key}:assistant`));
     }
     const produced = itemText(reply);
     await this.deps.store.steps.update(
@@ -271,7 +273,7 @@ export class RunExecutor {
   private async judge(ctx: Ctx, objective: string, prompt: string, produced: string): Promise<Verdict> {
     const model = this.deps.config.evaluation.model ?? ctx.agent.model;
     try {
-      return parseVerdict(await this.chat(ctx, judgeRequest(model, objective, prompt, produced)));
+      return parseVerdict(await this.call(ctx, judgeRequest(model, objective, prompt, produced)));
     } catch (err) {
       if (ctx.signal.aborted || err instanceof RunStopped || err instanceof LeaseLostError) throw err;
       // A judge that cannot be reached leaves the verdict undetermined; the run itself goes on.
@@ -284,10 +286,22 @@ export class RunExecutor {
    * first: an execution whose lease was taken over (it stalled past the lease) stops here instead of
    * asking the model a second time beside the execution that took over.
    */
-  private async chat(ctx: Ctx, request: ChatCompletionRequest): Promise<ChatCompletion> {
+  private async call(ctx: Ctx, request: ModelRequest): Promise<ModelResponse> {
     ctx.signal.throwIfAborted();
     if (!(await this.extendLease(ctx.fence))) throw new RunStopped('lease_lost');
     ctx.signal.throwIfAborted();
-    return meteredChat(this.deps, ctx.run, request, ctx.signal);
+    let meter: RunMeter | null = null;
+    const scope = {
+      orgId: ctx.run.orgId,
+      signal: ctx.signal,
+      requestId: ctx.run.id,
+      meter: (resolved: ResolvedModel) => (meter = new RunMeter(this.deps, ctx.run, resolved, ctx.signal)),
+    };
+    try {
+      return await this.deps.modelCalls.generate(scope, request);
+    } finally {
+      // The usage record is written before the step goes on (what it cost is on record when it ends).
+      await (meter as RunMeter | null)?.written();
+    }
   }
 }

@@ -1,7 +1,7 @@
 // Conversation items written by runs, shaped after OpenAI's conversation items: `data` holds what the
 // API shows besides id/type/role/status (a message's `content` parts, a call's `call_id`/`name`/
 // `arguments`, an output's `call_id`/`output`). Also the way back: items to chat messages.
-import type { ChatMessage, ChatToolCall } from '../providers/types';
+import type { Message, ToolCallPart } from '../canonical/model';
 import type { ConversationItemRecord, NewConversationItem } from '../store/types';
 import { newItemId } from './ids';
 
@@ -20,12 +20,12 @@ export function messageItem(role: MessageRole, text: string, idempotencyKey: str
   };
 }
 
-export function functionCallItem(call: ChatToolCall, idempotencyKey: string): NewConversationItem {
+export function functionCallItem(call: ToolCallPart, idempotencyKey: string): NewConversationItem {
   return {
     id: newItemId('fc'),
     type: 'function_call',
     role: null,
-    data: { call_id: call.id, name: call.function.name, arguments: call.function.arguments },
+    data: { call_id: call.id, name: call.name, arguments: call.arguments },
     status: 'completed',
     idempotencyKey,
     responseId: null,
@@ -61,25 +61,30 @@ function str(value: unknown): string {
 }
 
 /**
- * The chat-completions history of a conversation: messages in order, an assistant's function calls
- * folded into its `tool_calls`, outputs as `tool` messages.
+ * The canonical history of a conversation: messages in order, an assistant's function calls folded
+ * into its turn, outputs as tool turns (consecutive outputs in one).
  */
-export function itemsToChatMessages(items: readonly ConversationItemRecord[]): ChatMessage[] {
-  const messages: ChatMessage[] = [];
+export function itemsToMessages(items: readonly ConversationItemRecord[]): Message[] {
+  const messages: Message[] = [];
   for (const item of items) {
+    const last = messages[messages.length - 1];
     if (item.type === 'message' && (item.role === 'system' || item.role === 'user' || item.role === 'assistant')) {
-      messages.push({ role: item.role, content: itemText(item) });
+      const text = { type: 'text' as const, text: itemText(item) };
+      messages.push(
+        item.role === 'system'
+          ? { role: 'system', content: [text] }
+          : item.role === 'user'
+            ? { role: 'user', content: [text] }
+            : { role: 'assistant', content: [text] },
+      );
     } else if (item.type === 'function_call') {
-      const call: ChatToolCall = {
-        id: str(item.data['call_id']),
-        type: 'function',
-        function: { name: str(item.data['name']), arguments: str(item.data['arguments']) },
-      };
-      const last = messages[messages.length - 1];
-      if (last?.role === 'assistant') last.tool_calls = [...(last.tool_calls ?? []), call];
-      else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+      const call: ToolCallPart = { type: 'tool-call', id: str(item.data['call_id']), name: str(item.data['name']), arguments: str(item.data['arguments']) };
+      if (last?.role === 'assistant') last.content.push(call);
+      else messages.push({ role: 'assistant', content: [call] });
     } else if (item.type === 'function_call_output') {
-      messages.push({ role: 'tool', tool_call_id: str(item.data['call_id']), content: str(item.data['output']) });
+      const result = { type: 'tool-result' as const, callId: str(item.data['call_id']), output: str(item.data['output']) };
+      if (last?.role === 'tool') last.content.push(result);
+      else messages.push({ role: 'tool', content: [result] });
     }
   }
   return messages;

@@ -1,6 +1,7 @@
 // The step judge of the operator contract ("Step evaluation"): a chat completion with structured
 // output `step_verdict`, whose reply is parsed into pass | fail | unknown and an explanation.
-import type { ChatCompletion, ChatCompletionRequest } from '../providers/types';
+import { responseText } from '../canonical/assemble';
+import type { ModelRequest, ModelResponse } from '../canonical/model';
 import type { StepResult } from '../store/types';
 
 export const STEP_VERDICT_SCHEMA = {
@@ -17,14 +18,15 @@ const JUDGE_INSTRUCTIONS =
   'You evaluate one step of an automated agent run. Decide whether what the step produced satisfies the objective. ' +
   'Answer "pass" when it does, "fail" when it does not, and "unknown" when you cannot tell. Explain briefly.';
 
-export function judgeRequest(model: string, objective: string, prompt: string, produced: string): ChatCompletionRequest {
+export function judgeRequest(model: string, objective: string, prompt: string, produced: string): ModelRequest {
   return {
     model,
     messages: [
-      { role: 'system', content: JUDGE_INSTRUCTIONS },
-      { role: 'user', content: `Objective:\n${objective}\n\nStep prompt:\n${prompt}\n\nStep output:\n${produced}` },
+      { role: 'system', content: [{ type: 'text', text: JUDGE_INSTRUCTIONS }] },
+      { role: 'user', content: [{ type: 'text', text: `Objective:\n${objective}\n\nStep prompt:\n${prompt}\n\nStep output:\n${produced}` }] },
     ],
-    response_format: { type: 'json_schema', json_schema: { name: 'step_verdict', strict: true, schema: STEP_VERDICT_SCHEMA } },
+    tools: [],
+    options: { responseFormat: { type: 'json_schema', name: 'step_verdict', strict: true, schema: STEP_VERDICT_SCHEMA } },
   };
 }
 
@@ -34,9 +36,9 @@ export interface Verdict {
 }
 
 /** A reply that does not parse into the step_verdict shape gives `unknown`. */
-export function parseVerdict(completion: ChatCompletion): Verdict {
-  const content = completion.choices[0]?.message.content;
-  if (typeof content === 'string') {
+export function parseVerdict(completion: Pick<ModelResponse, 'content'>): Verdict {
+  const content = responseText(completion);
+  if (content !== '') {
     try {
       const parsed: unknown = JSON.parse(content);
       if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {

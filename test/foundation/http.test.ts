@@ -146,9 +146,10 @@ describe('foundation over HTTP', () => {
       assert.match(res.body.error.param ?? res.body.error.message, /messages/);
     });
 
-    it('answers the Responses interface with an honest 501 in the nested envelope', async () => {
-      const res = await request(gw.url).post('/v1/responses').set(gw.auth('admin')).send({ model: 'demo', input: 'hi' }).expect(501);
-      assert.equal(res.body.error.code, 'not_implemented');
+    it('answers an unknown stored response with 404 not_found and no error.code, in the nested envelope (Responses rule 9)', async () => {
+      const res = await request(gw.url).get('/v1/responses/resp_never_existed').set(gw.auth('admin')).expect(404);
+      assert.equal(res.body.error.type, 'invalid_request_error');
+      assert.equal(res.body.error.code, null);
     });
   });
 

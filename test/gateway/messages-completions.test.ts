@@ -41,13 +41,24 @@ describe('gateway: /v1/completions, /v1/messages, DLP, SSRF guard, timeouts', fu
       assert.deepEqual(seen.json(), { model: 'gpt-test', prompt: 'Say ok', max_tokens: 3 });
     });
 
-    it('400 unsupported_operation for a model whose provider has no legacy completions', async () => {
-      const res = await postRaw(env.gw, '/v1/completions', JSON.stringify({ model: 'demo', prompt: 'x' }));
+    it('translates for a model whose provider has no legacy completions: the prompt as one turn, the reply as a text completion', async () => {
+      const client = new OpenAI({ apiKey: MEMBER_KEY, baseURL: `${env.gw.url}/v1`, maxRetries: 0 });
+      const completion = await client.completions.create({ model: 'demo', prompt: 'Say ok' });
+      assert.equal(completion.object, 'text_completion');
+      assert.equal(completion.model, 'demo');
+      assert.equal(completion.choices[0]?.text, 'Demo reply to: Say ok');
+      assert.equal(completion.choices[0]?.finish_reason, 'stop');
+      assert.ok((completion.usage?.prompt_tokens ?? 0) > 0);
+      const chunks: string[] = [];
+      for await (const chunk of await client.completions.create({ model: 'demo', prompt: 'Say ok', stream: true })) chunks.push(chunk.choices[0]?.text ?? '');
+      assert.equal(chunks.join(''), 'Demo reply to: Say ok');
+    });
+
+    it('400 naming prompt when a translated provider is sent several prompts (one turn answers one prompt)', async () => {
+      const res = await postRaw(env.gw, '/v1/completions', JSON.stringify({ model: 'demo', prompt: ['a', 'b'] }));
       assert.equal(res.status, 400);
-      const body = (await res.json()) as { error: { code: string; param: string; message: string } };
-      assert.equal(body.error.code, 'unsupported_operation');
-      assert.equal(body.error.param, 'model');
-      assert.match(body.error.message, /no legacy completions/);
+      const body = (await res.json()) as { error: { param: string } };
+      assert.equal(body.error.param, 'prompt');
     });
   });
 
@@ -71,7 +82,8 @@ describe('gateway: /v1/completions, /v1/messages, DLP, SSRF guard, timeouts', fu
       assert.equal(message.usage.input_tokens, 7);
       const sent = env.upstream.requests[0]!.json();
       assert.equal(env.upstream.requests[0]!.path, '/v1/chat/completions');
-      assert.equal(sent['max_tokens'], 50);
+      // The canonical output cap goes to OpenAI-format upstreams as max_completion_tokens (max_tokens is deprecated).
+      assert.equal(sent['max_completion_tokens'], 50);
       assert.deepEqual((sent['messages'] as unknown[])[0], { role: 'system', content: 'Be terse.' });
     });
 

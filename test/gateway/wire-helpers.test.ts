@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { peekUsage, UsageTail } from '../../src/formats/chat/peek-usage';
-import { replaceModelBytes } from '../../src/formats/chat/replace-model-bytes';
+import { replaceModelBytes } from '../../src/model-call/replace-model-bytes';
 import { parseSse, type SseEvent } from '../../src/providers/http/sse-parser';
 import { EventAligner } from '../../src/operations/gateway/event-aligner';
 import { chatStreamEvents } from '../fixtures/upstreams/openai-upstream';

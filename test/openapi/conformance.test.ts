@@ -17,11 +17,6 @@ const doc = loadGeneratedDocument();
  * the document but not built yet. Any other operation answering 501 fails its conformance test (501 is
  * undocumented), rather than being skipped. Remove an entry when its operation is built.
  */
-const NOT_YET_IMPLEMENTED: readonly { operationId: string; method: 'get' | 'post'; path: string; body?: object }[] = [
-  { operationId: 'createResponse', method: 'post', path: '/v1/responses', body: { model: 'demo', input: 'Hello' } },
-  { operationId: 'getResponse', method: 'get', path: '/v1/responses/resp_0123456789abcdef' },
-  { operationId: 'listResponseInputItems', method: 'get', path: '/v1/responses/resp_0123456789abcdef/input_items' },
-];
 const AGENT_ID = '6f1d8a52-3c0e-4b7e-9a41-2f5c7d9e0b13';
 
 const ajv = new Ajv2020({ strict: false, allErrors: true, discriminator: true });
@@ -244,19 +239,44 @@ describe('responses conform to the OpenAPI document', function () {
     );
   });
 
-  for (const { operationId, method, path, body } of NOT_YET_IMPLEMENTED) {
-    it(`${operationId} is listed as not yet implemented: 501 in the OpenAI envelope, saying so`, async () => {
-      assert.equal(operation(operationId).operationId, operationId);
-      const call = method === 'post' ? request(gw.url).post(path).send(body) : request(gw.url).get(path);
-      const res = await call.set(admin());
-      assert.equal(res.status, 501, JSON.stringify(res.body));
-      assert.ok(res.headers['x-request-id']);
-      const error = (res.body as { error: { type: string; code: string; message: string } }).error;
-      assert.equal(error.type, 'server_error');
-      assert.equal(error.code, 'not_implemented');
-      assert.match(error.message, /is not available in this version of agent-gateway; use POST \/v1\/chat\/completions\.$/);
-    });
-  }
+  it('responses: create (JSON, streamed, stored), retrieve, replay, input items, and errors', async () => {
+    const body = { model: 'demo', input: 'Hello', metadata: { case: 'conformance' } };
+    const created = await request(gw.url).post('/v1/responses').set(admin()).send(body);
+    conforms('createResponse', created);
+    assert.equal((created.body as { metadata: unknown }).metadata !== undefined, true);
+    conforms(
+      'createResponse',
+      await sse(
+        request(gw.url)
+          .post('/v1/responses')
+          .set(admin())
+          .send({ ...body, stream: true }),
+      ),
+    );
+    const stored = await sse(
+      request(gw.url)
+        .post('/v1/responses')
+        .set(admin())
+        .send({ ...body, stream: true, store: true }),
+    );
+    conforms('createResponse', stored);
+    const id = /"id":"(resp_[^"]+)"/.exec(stored.body as string)?.[1];
+    assert.ok(id, 'the stored response id');
+    conforms('getResponse', await request(gw.url).get(`/v1/responses/${id}`).set(admin()));
+    conforms('getResponse', await sse(request(gw.url).get(`/v1/responses/${id}?stream=true&starting_after=2`).set(admin())));
+    conforms('listResponseInputItems', await request(gw.url).get(`/v1/responses/${id}/input_items`).set(admin()));
+    conforms('getResponse', await request(gw.url).get('/v1/responses/resp_0123456789abcdef').set(admin()).expect(404));
+    conforms('getResponse', await request(gw.url).get(`/v1/responses/${id}?stream=true&starting_after=-1`).set(admin()).expect(400));
+    conforms(
+      'createResponse',
+      await request(gw.url)
+        .post('/v1/responses')
+        .set(admin())
+        .send({ ...body, model: 'no-such-model' })
+        .expect(404),
+    );
+    conforms('createResponse', await request(gw.url).post('/v1/responses').set(admin()).send({ model: 'demo' }).expect(400));
+  });
 
   it('meta endpoints', async () => {
     conforms('getLiveness', await request(gw.url).get('/health/live'));

@@ -77,15 +77,15 @@ describe('gemini provider: canonical generate()/stream()', () => {
       'seed',
       'presencePenalty',
       'frequencyPenalty',
-      'n',
-      'logprobs',
-      'topLogprobs',
       'responseFormat',
       'reasoning',
     ] as const) {
       assert.ok(honours.has(name), name);
     }
-    for (const name of ['user', 'parallelToolCalls', 'verbosity', 'serviceTier', 'promptCacheKey'] as const) assert.equal(honours.has(name), false, name);
+    // n and logprobs: a canonical reply has one choice and no logprobs to carry them back.
+    for (const name of ['user', 'parallelToolCalls', 'verbosity', 'serviceTier', 'promptCacheKey', 'n', 'logprobs', 'topLogprobs'] as const) {
+      assert.equal(honours.has(name), false, name);
+    }
     assert.equal(gemini.provider.extrasOf, undefined);
   });
 

@@ -63,7 +63,7 @@ describe('openai provider: canonical generate()/stream()', () => {
     it('declares the chat format for extras and every option but topK as honoured', () => {
       assert.equal(provider.extrasOf, 'chat');
       assert.ok(provider.honours.has('maxOutputTokens') && provider.honours.has('promptCacheKey') && provider.honours.has('reasoning'));
-      assert.equal(provider.honours.has('topK'), false);
+      for (const name of ['topK', 'n', 'logprobs', 'topLogprobs'] as const) assert.equal(provider.honours.has(name), false, name);
     });
 
     it('forwards Responses to /responses only when the upstream is configured `responses: native`', async () => {

@@ -28,11 +28,9 @@ async function collect(source: AsyncIterable<StreamPart>): Promise<StreamPart[]>
   return out;
 }
 
-/** The provider's canonical interface (optional on Provider; the Anthropic family has it). */
-function canonical(provider: Provider): Required<Pick<Provider, 'generate' | 'stream'>> {
-  const { generate, stream } = provider;
-  assert.ok(generate && stream, 'the provider implements generate and stream');
-  return { generate: generate.bind(provider), stream: stream.bind(provider) };
+/** The provider's canonical interface. */
+function canonical(provider: Provider): Pick<Provider, 'generate' | 'stream'> {
+  return { generate: provider.generate.bind(provider), stream: provider.stream.bind(provider) };
 }
 
 const textOf = (parts: StreamPart[]): string => parts.map((p) => (p.type === 'text-delta' ? p.delta : '')).join('');

@@ -259,7 +259,7 @@ for (const driver of ['embedded', 'postgres'] as const) {
       const services = gw.gateway.services;
       const executor = new RunExecutor({
         store: gw.store,
-        models: services.models,
+        modelCalls: services.modelCalls,
         logger: services.logger,
         metrics: services.metrics,
         config: services.config,

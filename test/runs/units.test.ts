@@ -2,9 +2,9 @@
 import assert from 'node:assert/strict';
 import { GatewayError } from '../../src/http/errors';
 import { acceptInputs, renderPrompt } from '../../src/runs/inputs';
-import { itemsToChatMessages, runResult } from '../../src/runs/items';
+import { itemsToMessages, runResult } from '../../src/runs/items';
 import { parseVerdict } from '../../src/runs/judge';
-import type { ChatCompletion } from '../../src/providers/types';
+import type { ModelResponse } from '../../src/canonical/model';
 import type { ConversationItemRecord } from '../../src/store/types';
 
 const labels = [
@@ -12,14 +12,8 @@ const labels = [
   { label: 'Notes', required: false },
 ];
 
-function completion(content: string | null): ChatCompletion {
-  return {
-    id: 'c',
-    object: 'chat.completion',
-    created: 1,
-    model: 'm',
-    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-  };
+function completion(content: string | null): Pick<ModelResponse, 'content'> {
+  return { content: content === null ? [] : [{ type: 'text', text: content }] };
 }
 
 describe('run inputs and prompts', () => {
@@ -70,19 +64,35 @@ describe('conversation items', () => {
     createdAt: '',
   });
 
-  it('become chat history with function calls folded into the assistant turn', () => {
+  it('become canonical history with function calls folded into the assistant turn and outputs into one tool turn', () => {
     assert.deepEqual(
-      itemsToChatMessages([
+      itemsToMessages([
         item('message', 'user', { content: [{ type: 'input_text', text: 'hi' }] }),
+        item('message', 'assistant', { content: [{ type: 'output_text', text: 'let me look', annotations: [] }] }),
         item('function_call', null, { call_id: 'call_1', name: 'lookup', arguments: '{}' }),
+        item('function_call', null, { call_id: 'call_2', name: 'fetch', arguments: '{"a":1}' }),
         item('function_call_output', null, { call_id: 'call_1', output: 'none' }),
+        item('function_call_output', null, { call_id: 'call_2', output: 'page' }),
         item('message', 'assistant', { content: [{ type: 'output_text', text: 'done', annotations: [] }] }),
       ]),
       [
-        { role: 'user', content: 'hi' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{}' } }] },
-        { role: 'tool', tool_call_id: 'call_1', content: 'none' },
-        { role: 'assistant', content: 'done' },
+        { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'let me look' },
+            { type: 'tool-call', id: 'call_1', name: 'lookup', arguments: '{}' },
+            { type: 'tool-call', id: 'call_2', name: 'fetch', arguments: '{"a":1}' },
+          ],
+        },
+        {
+          role: 'tool',
+          content: [
+            { type: 'tool-result', callId: 'call_1', output: 'none' },
+            { type: 'tool-result', callId: 'call_2', output: 'page' },
+          ],
+        },
+        { role: 'assistant', content: [{ type: 'text', text: 'done' }] },
       ],
     );
   });

@@ -1,37 +1,32 @@
-// POST /v1/completions: legacy completions, forwarded as the caller's bytes to OpenAI-format providers
-// (pass-through, like chat). A model served by a provider without legacy completions is a clear 400.
-import { redactCompletionRequest } from '../../formats/chat/redact-chat-messages';
-import type { CompletionRequest } from '../../formats/completions/completion-request';
-import { GatewayError } from '../../http/errors';
+// POST /v1/completions (legacy): a provider with legacy completions gets the caller's inspected bytes
+// (pass-through, like chat); any other is called through the canonical model, the prompt as a user
+// turn, and its reply rendered as a text completion or its chunks.
+import { canonicalToCompletion, canonicalToCompletionChunks } from '../../formats/completions';
+import { droppedParamsHeader, forwardWireCall, prepareWireCall } from '../../model-call/wire-call';
 import type { Handler } from '../types';
-import { orgOf } from './principal';
 import { CHAT_STREAM_END, chatStreamError, relayJson, relaySse } from './relay';
-import { passThroughBody, type BodyEdit } from './upstream-body';
-import { UpstreamCall } from './upstream-call';
+import { CHAT_CHUNK_FORMAT, streamSse } from './stream-chunks';
+import { COMPLETIONS_CODEC } from './wire-codecs';
 
 export const createCompletion: Handler = async (ctx, services) => {
   // Checked by the generated validator (OpenAPI CompletionRequest): model, prompt, stream, no svc.
-  const request = ctx.body as CompletionRequest;
-  const resolved = services.models.resolve(orgOf(ctx), request.model);
-  const { provider, upstreamModel } = resolved;
-  if (!provider.forward || !provider.forwards?.includes('completions')) {
-    throw new GatewayError(
-      'unsupported_operation',
-      `The model '${request.model}' is served by a ${provider.type} provider, which has no legacy completions; use /v1/chat/completions.`,
-      { param: 'model' },
-    );
+  const body = ctx.body as Record<string, unknown>;
+  const model = body['model'] as string;
+  const stream = body['stream'] === true;
+  const call = prepareWireCall(ctx, services, COMPLETIONS_CODEC, body);
+
+  if (call.kind === 'forward') {
+    const response = await forwardWireCall(ctx, call, 'completions', stream);
+    return stream ? relaySse(ctx, response, call.meter, chatStreamError, CHAT_STREAM_END) : relayJson(response, call.meter);
   }
-  const redactor = ctx.dlp;
-  const edit: BodyEdit | null = redactor ? (copy) => redactCompletionRequest(copy, redactor) : null;
-  const stream = request.stream === true;
-  const body = passThroughBody(ctx, request, request.model, upstreamModel, edit);
-  const call = new UpstreamCall(ctx, services, resolved);
-  let response;
-  try {
-    response = await provider.forward('completions', body, { signal: ctx.abort, requestId: ctx.requestId, stream });
-  } catch (err) {
-    call.fail(err);
-    throw err;
+
+  const headers = droppedParamsHeader(call.plan.dropped);
+  if (stream) {
+    const streamOptions = body['stream_options'] as { include_usage?: unknown } | undefined;
+    const parts = services.modelCalls.stream(call.scope, call.request, call.plan);
+    const chunks = canonicalToCompletionChunks(parts, { model, includeUsage: streamOptions?.include_usage === true });
+    return streamSse(ctx, chunks, CHAT_CHUNK_FORMAT, call.meter, headers);
   }
-  return stream ? relaySse(ctx, response, call, chatStreamError, CHAT_STREAM_END) : relayJson(response, call);
+  const response = await services.modelCalls.generate(call.scope, call.request, call.plan);
+  return { status: 200, ...(headers ? { headers } : {}), body: canonicalToCompletion(response, model) };
 };

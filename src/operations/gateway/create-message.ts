@@ -1,17 +1,14 @@
 // POST /v1/messages: the Anthropic Messages format in and out, for every provider. A provider that
-// speaks Messages natively (forwards 'messages') gets the caller's bytes (pass-through); every other
-// provider is reached through the canonical chat format (formats/anthropic-messages translates the
-// request, the reply and the stream into Anthropic's event sequence). Errors use Anthropic's envelope
-// (the operation's x-error-envelope), mid-stream failures Anthropic's `error` event.
-import { chatChunksToMessageEvents, chatCompletionToMessage, messagesRequestToChat, type MessageEvent } from '../../formats/anthropic-messages';
-import { redactMessagesRequest } from '../../formats/anthropic-messages/redact-messages-request';
-import type { RequestContext } from '../../pipeline/context';
+// speaks Messages natively gets the caller's inspected bytes (pass-through); every other is called
+// through the canonical model (formats/anthropic-messages converts the request, the reply and the
+// stream into Anthropic's event sequence). Errors use Anthropic's envelope (the operation's
+// x-error-envelope), mid-stream failures Anthropic's `error` event.
+import { canonicalToMessage, canonicalToMessageEvents, type MessageEvent } from '../../formats/anthropic-messages';
+import { droppedParamsHeader, forwardWireCall, prepareWireCall } from '../../model-call/wire-call';
 import type { Handler } from '../types';
-import { orgOf } from './principal';
 import { relayJson, relaySse, type StreamErrorWriter } from './relay';
-import { meterChunks, streamSse, type StreamFormat } from './stream-chunks';
-import { passThroughBody, transformedCopy, type BodyEdit } from './upstream-body';
-import { UpstreamCall } from './upstream-call';
+import { streamSse, type StreamFormat } from './stream-chunks';
+import { MESSAGES_CODEC } from './wire-codecs';
 
 /** The event that ends a messages stream (https://docs.anthropic.com/en/docs/build-with-claude/streaming). */
 const MESSAGES_STREAM_END = Buffer.from('message_stop');
@@ -28,49 +25,23 @@ const MESSAGE_EVENT_FORMAT: StreamFormat<MessageEvent> = {
   done: false,
 };
 
-/** DLP on every text of a Messages body, when the organization has a policy (null otherwise). */
-function messagesDlpEdit(ctx: RequestContext): BodyEdit | null {
-  const redactor = ctx.dlp;
-  return redactor ? (copy) => redactMessagesRequest(copy, redactor) : null;
-}
-
 export const createMessage: Handler = async (ctx, services) => {
   // Checked by the generated validator (OpenAPI MessagesRequest): model, max_tokens, messages ≥ 1, no svc.
   const body = ctx.body as Record<string, unknown>;
   const model = body['model'] as string;
-  const resolved = services.models.resolve(orgOf(ctx), model);
-  const { provider, upstreamModel } = resolved;
   const stream = body['stream'] === true;
-  const call = new UpstreamCall(ctx, services, resolved);
+  const call = prepareWireCall(ctx, services, MESSAGES_CODEC, body);
 
-  if (provider.forward && provider.forwards?.includes('messages')) {
-    const bytes = passThroughBody(ctx, body, model, upstreamModel, messagesDlpEdit(ctx));
-    let response;
-    try {
-      response = await provider.forward('messages', bytes, { signal: ctx.abort, requestId: ctx.requestId, stream });
-    } catch (err) {
-      call.fail(err);
-      throw err;
-    }
-    return stream ? relaySse(ctx, response, call, anthropicStreamError, MESSAGES_STREAM_END) : relayJson(response, call);
+  if (call.kind === 'forward') {
+    const response = await forwardWireCall(ctx, call, 'messages', stream);
+    return stream ? relaySse(ctx, response, call.meter, anthropicStreamError, MESSAGES_STREAM_END) : relayJson(response, call.meter);
   }
 
-  const options = { signal: ctx.abort.signal, requestId: ctx.requestId };
-  // Redacted before translation: the provider gets the translation of what was inspected.
-  const { copy } = transformedCopy(ctx, body, messagesDlpEdit(ctx));
-  const canonical = messagesRequestToChat(copy);
-  delete canonical['stream'];
+  const headers = droppedParamsHeader(call.plan.dropped);
   if (stream) {
-    const chunks = meterChunks(provider.chatStream(canonical, upstreamModel, options), call);
-    return streamSse(ctx, chatChunksToMessageEvents(chunks, model), MESSAGE_EVENT_FORMAT, call);
+    const parts = services.modelCalls.stream(call.scope, call.request, call.plan);
+    return streamSse(ctx, canonicalToMessageEvents(parts, model), MESSAGE_EVENT_FORMAT, call.meter, headers);
   }
-  try {
-    const completion = await provider.chat(canonical, upstreamModel, options);
-    call.usage(completion.usage?.prompt_tokens ?? 0, completion.usage?.completion_tokens ?? 0);
-    call.finish('ok');
-    return { status: 200, body: chatCompletionToMessage(completion, model) };
-  } catch (err) {
-    call.fail(err);
-    throw err;
-  }
+  const response = await services.modelCalls.generate(call.scope, call.request, call.plan);
+  return { status: 200, ...(headers ? { headers } : {}), body: canonicalToMessage(response, model) };
 };

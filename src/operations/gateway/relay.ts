@@ -11,13 +11,13 @@ import { UpstreamFault } from '../../providers/http/upstream-errors';
 import { SseWriter } from '../../http/sse';
 import type { Reply } from '../types';
 import { EventAligner } from './event-aligner';
-import type { UpstreamCall } from './upstream-call';
+import type { RequestMeter } from '../../model-call/request-meter';
 
 /**
  * A JSON reply relayed as the upstream's bytes. Its content type is ours, not copied from the upstream:
  * no header value of theirs reaches our response (a control byte in one made setHeader throw).
  */
-export async function relayJson(response: UpstreamResponse, call: UpstreamCall): Promise<Reply> {
+export async function relayJson(response: UpstreamResponse, call: RequestMeter): Promise<Reply> {
   const parts: Buffer[] = [];
   let size = 0;
   try {
@@ -39,7 +39,7 @@ export async function relayJson(response: UpstreamResponse, call: UpstreamCall):
     throw err;
   }
   const { usage } = parsed;
-  call.usage(usage?.promptTokens ?? 0, usage?.completionTokens ?? 0);
+  call.tokens(usage?.promptTokens ?? 0, usage?.completionTokens ?? 0);
   call.finish('ok');
   // An explicit length spares chunked framing on the client side of the hop.
   return { status: 200, headers: { 'content-length': String(bytes.length) }, raw: { contentType: 'application/json', data: bytes } };
@@ -80,7 +80,7 @@ const END_WINDOW = 160;
 export async function relaySse(
   ctx: RequestContext,
   response: UpstreamResponse,
-  call: UpstreamCall,
+  call: RequestMeter,
   writeError: StreamErrorWriter,
   endMarker: Buffer,
 ): Promise<undefined> {
@@ -124,6 +124,6 @@ export async function relaySse(
   if (failed) call.fail(failure);
   else call.finish(clientLeft ? 'aborted' : 'ok');
   const usage = tail.usage();
-  call.usage(usage?.promptTokens ?? 0, usage?.completionTokens ?? 0);
+  call.tokens(usage?.promptTokens ?? 0, usage?.completionTokens ?? 0);
   return undefined;
 }

@@ -1,19 +1,15 @@
 // The provider shared by the three hostings: canonical request → Messages body → the hosting's HTTP
-// request over the shared transport → reply or event stream → canonical reply or stream parts
-// (generate/stream), or ChatCompletion or chunks (chat/chatStream, until every caller has moved).
+// request over the shared transport → reply or event stream → canonical reply or stream parts.
 import type { ModelRequest, ModelResponse, OptionName, StreamPart, WireFormat } from '../../canonical/model';
 import type { ProviderConfig, ProviderType } from '../../config/types';
 import { GatewayError } from '../../http/errors';
 import { UpstreamTransport, type UpstreamRequest, type UpstreamResponse } from '../http/transport';
-import type { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ForwardOptions, Provider, WireOperation } from '../types';
+import type { CallOptions, ForwardOptions, Provider, WireOperation } from '../types';
 import type { AnthropicHosting } from './anthropic-hosting';
-import { anthropicResponseToCompletion } from './anthropic-response-to-completion';
-import { anthropicStreamToChunks } from './anthropic-stream-to-chunks';
 import { anthropicStreamToParts } from './anthropic-stream-to-parts';
 import { anthropicToCanonical } from './anthropic-to-canonical';
 import type { AnthropicMessage } from './anthropic-wire-types';
 import { ANTHROPIC_HONOURED_OPTIONS, canonicalToAnthropic } from './canonical-to-anthropic';
-import { convertToAnthropicMessages } from './convert-to-anthropic-messages';
 import { anthropicErrorMapper } from './map-anthropic-error';
 
 export class AnthropicFamilyProvider implements Provider {
@@ -62,29 +58,6 @@ export class AnthropicFamilyProvider implements Provider {
       throw new GatewayError('upstream_error', `Upstream provider ${this.name} sent a reply that is not an Anthropic message.`);
     }
     return reply as AnthropicMessage;
-  }
-
-  async chat(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): Promise<ChatCompletion> {
-    const plan = convertToAnthropicMessages(request);
-    const upstream = await this.hosting.prepare(plan.body, upstreamModel, false, options.signal);
-    const response = await this.send(upstream, options.signal);
-    const message = (await response.json()) as AnthropicMessage;
-    if (typeof message !== 'object' || message === null || !Array.isArray(message.content)) {
-      throw new GatewayError('upstream_error', `Upstream provider ${this.name} sent a reply that is not an Anthropic message.`);
-    }
-    return anthropicResponseToCompletion(message, { model: request.model, jsonTool: plan.jsonTool });
-  }
-
-  async *chatStream(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): AsyncIterable<ChatCompletionChunk> {
-    const plan = convertToAnthropicMessages(request);
-    const upstream = await this.hosting.prepare(plan.body, upstreamModel, true, options.signal);
-    const response = await this.send(upstream, options.signal);
-    const streamOptions = request['stream_options'] as { include_usage?: unknown } | undefined;
-    yield* anthropicStreamToChunks(this.hosting.events(response.body), {
-      model: request.model,
-      jsonTool: plan.jsonTool,
-      includeUsage: streamOptions?.include_usage === true,
-    });
   }
 
   private async send(upstream: UpstreamRequest, signal: AbortSignal | undefined): Promise<UpstreamResponse> {

@@ -1,8 +1,7 @@
 // The `gemini` provider: Google's Gemini API (generativelanguage v1beta). Canonical requests are
 // translated to `models/{model}:generateContent` (streaming: `:streamGenerateContent?alt=sse`) and
 // the replies back to canonical replies and stream parts (convert-model-request-to-gemini.ts,
-// gemini-reply-to-parts.ts); chat()/chatStream() keep the older chat-completions translation while
-// callers move over. A response format goes to Gemini's own JSON mode (responseMimeType +
+// gemini-reply-to-parts.ts). A response format goes to Gemini's own JSON mode (responseMimeType +
 // responseJsonSchema), so content is raw JSON, streaming or not (rule 4).
 import { assembleResponse } from '../../canonical/assemble';
 import type { ModelRequest, ModelResponse, OptionName, StreamPart } from '../../canonical/model';
@@ -11,12 +10,9 @@ import { GatewayError } from '../../http/errors';
 import { parseSse } from '../http/sse-parser';
 import { UpstreamTransport, type UpstreamResponse } from '../http/transport';
 import { withheld } from '../http/upstream-errors';
-import type { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Provider } from '../types';
-import { convertGeminiResponse } from './convert-gemini-response';
+import type { CallOptions, Provider } from '../types';
 import { convertModelRequestToGemini } from './convert-model-request-to-gemini';
-import { convertToGeminiRequest } from './convert-to-gemini-request';
 import { geminiReplyToParts, geminiStreamToParts } from './gemini-reply-to-parts';
-import { geminiStreamToChunks } from './gemini-stream-to-chunks';
 import type { GeminiRequest, GeminiResponse } from './gemini-wire-types';
 import { geminiErrorMapper } from './map-gemini-error';
 
@@ -27,7 +23,11 @@ export function geminiModelPath(model: string): string {
   return /^(models|tunedModels)\//.test(model) ? model : `models/${model}`;
 }
 
-/** The canonical options generationConfig has a field for (not user, parallelToolCalls, verbosity, serviceTier, promptCacheKey). */
+/**
+ * The canonical options generationConfig has a field for (not user, parallelToolCalls, verbosity,
+ * serviceTier, promptCacheKey), less those a canonical reply cannot carry back: several candidates (n)
+ * and logprobs (reported dropped rather than paid for and lost).
+ */
 const GEMINI_OPTIONS: ReadonlySet<OptionName> = new Set<OptionName>([
   'maxOutputTokens',
   'temperature',
@@ -37,9 +37,6 @@ const GEMINI_OPTIONS: ReadonlySet<OptionName> = new Set<OptionName>([
   'seed',
   'presencePenalty',
   'frequencyPenalty',
-  'n',
-  'logprobs',
-  'topLogprobs',
   'responseFormat',
   'reasoning',
 ]);
@@ -67,10 +64,6 @@ export class GeminiProvider implements Provider {
     this.transport = new UpstreamTransport(name, config, { mapError: geminiErrorMapper(name) });
   }
 
-  private send(request: ChatCompletionRequest, upstreamModel: string, method: string, options: CallOptions): Promise<UpstreamResponse> {
-    return this.post(convertToGeminiRequest(request), upstreamModel, method, options);
-  }
-
   private post(request: GeminiRequest, upstreamModel: string, method: string, options: CallOptions): Promise<UpstreamResponse> {
     const body = JSON.stringify(request);
     return this.transport.send({
@@ -94,20 +87,6 @@ export class GeminiProvider implements Provider {
   async *stream(request: ModelRequest, upstreamModel: string, options: CallOptions): AsyncIterable<StreamPart> {
     const response = await this.post(convertModelRequestToGemini(request), upstreamModel, 'streamGenerateContent?alt=sse', options);
     yield* geminiStreamToParts(this.events(response), upstreamModel);
-  }
-
-  async chat(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): Promise<ChatCompletion> {
-    const response = await this.send(request, upstreamModel, 'generateContent', options);
-    const reply = (await response.json()) as GeminiResponse;
-    if (reply === null || typeof reply !== 'object') {
-      throw new GatewayError('upstream_error', `Upstream provider ${this.name} sent an empty reply.`);
-    }
-    return convertGeminiResponse(reply, upstreamModel);
-  }
-
-  async *chatStream(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): AsyncIterable<ChatCompletionChunk> {
-    const response = await this.send(request, upstreamModel, 'streamGenerateContent?alt=sse', options);
-    yield* geminiStreamToChunks(this.events(response), upstreamModel);
   }
 
   private async *events(response: UpstreamResponse): AsyncIterable<GeminiResponse> {

@@ -15,10 +15,9 @@ import type { ModelRequest, ModelResponse, OptionName, StreamPart } from '../../
 import type { ProviderConfig } from '../../config/types';
 import { GatewayError } from '../../http/errors';
 import { UpstreamTransport, type UpstreamResponse } from '../http/transport';
-import type { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ForwardOptions, Provider, WireOperation } from '../types';
+import type { CallOptions, ForwardOptions, Provider, WireOperation } from '../types';
 import { convertModelRequestToOpenAiChat } from './convert-model-request-to-openai-chat';
 import { convertOpenAiChatCompletion } from './convert-openai-chat-completion';
-import { readChatChunks } from './openai-chat-stream';
 import { openAiChatStreamToParts } from './openai-chat-stream-to-parts';
 import type { OpenAiChatCompletion } from './openai-chat-wire-types';
 
@@ -28,7 +27,11 @@ const PATHS: Readonly<Record<'chat' | 'completions' | 'responses', string>> = {
   responses: '/responses',
 };
 
-/** Every canonical option has a chat-completions field except top_k (OpenAI rejects it). */
+/**
+ * Every canonical option has a chat-completions field except top_k (OpenAI rejects it); n and logprobs
+ * are not honoured because a canonical reply carries one choice and no logprobs (a chat caller gets
+ * them on the pass-through path, which never comes here).
+ */
 const CHAT_OPTIONS: ReadonlySet<OptionName> = new Set<OptionName>([
   'maxOutputTokens',
   'temperature',
@@ -37,9 +40,6 @@ const CHAT_OPTIONS: ReadonlySet<OptionName> = new Set<OptionName>([
   'seed',
   'presencePenalty',
   'frequencyPenalty',
-  'n',
-  'logprobs',
-  'topLogprobs',
   'responseFormat',
   'reasoning',
   'parallelToolCalls',
@@ -106,20 +106,6 @@ export class OpenAiProvider implements Provider {
     const body = convertModelRequestToOpenAiChat(request, upstreamModel, true);
     const response = await this.forward('chat', JSON.stringify(body), { ...options, stream: true });
     yield* openAiChatStreamToParts(response.body, this.name, upstreamModel);
-  }
-
-  async chat(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): Promise<ChatCompletion> {
-    const { stream: _stream, ...rest } = request;
-    const response = await this.forward('chat', JSON.stringify({ ...rest, model: upstreamModel }), { ...options, stream: false });
-    return (await response.json()) as ChatCompletion;
-  }
-
-  async *chatStream(request: ChatCompletionRequest, upstreamModel: string, options: CallOptions): AsyncIterable<ChatCompletionChunk> {
-    // A library call's body is ours to shape: ask for the usage chunk so streamed calls are metered.
-    const body: ChatCompletionRequest = { ...request, model: upstreamModel, stream: true };
-    if (body['stream_options'] === undefined) body['stream_options'] = { include_usage: true };
-    const response = await this.forward('chat', JSON.stringify(body), { ...options, stream: true });
-    yield* readChatChunks(response.body, this.name);
   }
 
   async close(): Promise<void> {

@@ -3,8 +3,8 @@
 // policy applies (re-serialised, only then), or the provider's model name differs (then only the model
 // value is replaced in the bytes). The caller's parsed body is never mutated (a shallow copy takes the
 // edits, and the DLP walks deep-copy what they edit).
-import type { RequestContext } from '../../pipeline/context';
-import { replaceModelBytes } from '../../formats/chat/replace-model-bytes';
+import type { RequestContext } from '../pipeline/context';
+import { replaceModelBytes } from './replace-model-bytes';
 
 /**
  * Inspects and edits the shallow copy in place (DLP). With an edit the body is always re-serialised:
@@ -29,23 +29,31 @@ export function transformedCopy(
   return { copy, changed };
 }
 
+/** The bytes to forward, and the body they encode after policy (the caller's model name kept). */
+export interface PassThrough {
+  bytes: Buffer | string;
+  inspected: Record<string, unknown>;
+}
+
 export function passThroughBody(
   ctx: RequestContext,
   body: Record<string, unknown>,
   clientModel: string,
   upstreamModel: string,
   edit: BodyEdit | null,
-): Buffer | string {
+): PassThrough {
   const needsCopy = ctx.upstreamTransforms.length > 0 || edit !== null;
   if (needsCopy) {
     const { copy, changed } = transformedCopy(ctx, body, edit);
     if (changed) {
+      const inspected = { ...copy };
       copy['model'] = upstreamModel;
-      return JSON.stringify(copy);
+      return { bytes: JSON.stringify(copy), inspected };
     }
   }
-  const raw = ctx.rawBody;
-  if (raw === null) return JSON.stringify(clientModel === upstreamModel ? body : { ...body, model: upstreamModel });
-  if (clientModel === upstreamModel) return raw;
-  return replaceModelBytes(raw, clientModel, upstreamModel) ?? JSON.stringify({ ...body, model: upstreamModel });
+  // The caller's bytes stand for the body only while it is the caller's own (not one the route composed).
+  const raw = body === ctx.body ? ctx.rawBody : null;
+  if (raw === null) return { bytes: JSON.stringify(clientModel === upstreamModel ? body : { ...body, model: upstreamModel }), inspected: body };
+  if (clientModel === upstreamModel) return { bytes: raw, inspected: body };
+  return { bytes: replaceModelBytes(raw, clientModel, upstreamModel) ?? JSON.stringify({ ...body, model: upstreamModel }), inspected: body };
 }

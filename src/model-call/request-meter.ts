@@ -1,0 +1,49 @@
+// The meter of a model call made on behalf of an API request: its duration in
+// agw_upstream_request_duration_seconds{provider,model,outcome} and its token usage in ctx.usage (the
+// audit plugin turns those into usage records and token metrics per organization, user, key, model).
+import { toGatewayError } from '../http/errors';
+import type { Metrics } from '../log/metrics';
+import type { ModelCallRecord, RequestContext } from '../pipeline/context';
+import type { ResolvedModel } from '../providers/types';
+import type { Usage } from '../canonical/model';
+import { outcomeOf, tokenCount, type ModelCallMeter, type UpstreamOutcome } from './meter';
+
+export class RequestMeter implements ModelCallMeter {
+  private readonly started = process.hrtime.bigint();
+  private finished = false;
+  private usageRecorded = false;
+  private readonly record: ModelCallRecord;
+
+  constructor(
+    private readonly ctx: RequestContext,
+    private readonly metrics: Pick<Metrics, 'upstreamDuration'>,
+    private readonly resolved: ResolvedModel,
+  ) {
+    // The audit record of the request names the model call, whether it succeeds or not.
+    this.record = { model: resolved.model.id, provider: resolved.provider.name, errorCode: null };
+    ctx.modelCall = this.record;
+  }
+
+  usage(usage: Usage): void {
+    this.tokens(usage.inputTokens, usage.outputTokens);
+  }
+
+  /** The same, from the counts a relayed reply's usage object gave. */
+  tokens(promptTokens: number, completionTokens: number): void {
+    if (this.usageRecorded) return;
+    this.usageRecorded = true;
+    this.ctx.usage.push({ model: this.resolved.model.id, promptTokens: tokenCount(promptTokens), completionTokens: tokenCount(completionTokens) });
+  }
+
+  finish(outcome: UpstreamOutcome): void {
+    if (this.finished) return;
+    this.finished = true;
+    const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
+    this.metrics.upstreamDuration.labels(this.resolved.provider.name, this.resolved.model.id, outcome).observe(seconds);
+  }
+
+  fail(err: unknown): void {
+    this.record.errorCode = toGatewayError(err).code;
+    this.finish(outcomeOf(err, this.ctx.abort));
+  }
+}

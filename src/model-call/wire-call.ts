@@ -1,0 +1,109 @@
+// A gateway request's model call, from the caller's wire body: policy applied (plugin transforms such
+// as field stripping, then DLP), then either the pass-through path (a provider that speaks the
+// caller's format natively gets the inspected bytes, the reply is relayed) or the canonical path (the
+// format converts the inspected body to a ModelRequest for ModelCalls).
+import type { JsonObject, ModelRequest, OptionName, WireFormat } from '../canonical/model';
+import type { Redactor, RequestContext } from '../pipeline/context';
+import type { UpstreamResponse } from '../providers/http/transport';
+import type { ResolvedModel } from '../providers/types';
+import type { AppServices } from '../services';
+import type { CallPlan, CallScope } from './model-calls';
+import { RequestMeter } from './request-meter';
+import { passThroughBody, transformedCopy } from './upstream-body';
+
+/** A caller wire format as the model-call path needs it. */
+export interface WireCodec {
+  readonly format: WireFormat;
+  /** The inspected body → the canonical request, and the caller's name of each option it set. */
+  toCanonical(body: JsonObject): { request: ModelRequest; fieldNames: Partial<Record<OptionName, string>> };
+  /** DLP on every text of a copy of the body, in place (deep-copying what it edits). */
+  redact(copy: JsonObject, redactor: Redactor): void;
+  /** Top-level fields that are ours (never forwarded), removed on every path. */
+  readonly ownFields?: readonly string[];
+}
+
+export type WireCall =
+  | { kind: 'forward'; resolved: ResolvedModel; meter: RequestMeter; body: Buffer | string; inspected: JsonObject; detached: boolean }
+  | { kind: 'canonical'; resolved: ResolvedModel; meter: RequestMeter; request: ModelRequest; plan: CallPlan; scope: CallScope; inspected: JsonObject };
+
+/** The scope of a gateway request's model calls: its organization, abort signal and request meter. */
+export interface RequestScope extends CallScope {
+  meter(resolved: ResolvedModel): RequestMeter;
+}
+
+/**
+ * `detached`: the call outlives its caller (a stored response is generated to its end even when the
+ * client leaves, to be read or resumed later); it is not aborted by the client's disconnect.
+ */
+export function requestScope(ctx: RequestContext, services: Pick<AppServices, 'metrics'>, detached = false): RequestScope {
+  const orgId = ctx.principal?.orgId ?? 'default';
+  const own = detached ? new AbortController().signal : null;
+  return {
+    orgId,
+    get signal() {
+      return own ?? ctx.abort.signal;
+    },
+    requestId: ctx.requestId,
+    meter: (resolved) => new RequestMeter(ctx, services.metrics, resolved),
+  };
+}
+
+/**
+ * Resolves the body's model for the caller and plans its call. `stream` is consumed on the canonical
+ * path (the handler decides how to call); on the pass-through path it stays in the forwarded bytes.
+ */
+export function prepareWireCall(
+  ctx: RequestContext,
+  services: Pick<AppServices, 'modelCalls' | 'metrics'>,
+  codec: WireCodec,
+  body: JsonObject,
+  options: { detached?: boolean } = {},
+): WireCall {
+  const model = body['model'] as string;
+  const scope = requestScope(ctx, services, options.detached === true);
+  const resolved = services.modelCalls.models.resolve(scope.orgId, model);
+  const { provider, upstreamModel } = resolved;
+  const redactor = ctx.dlp;
+  const edit = redactor ? (copy: JsonObject) => codec.redact(copy, redactor) : null;
+  const own = codec.ownFields ?? [];
+  const strip = own.length > 0 && own.some((field) => field in body) ? (copy: JsonObject) => own.forEach((field) => delete copy[field]) : null;
+  const editAll = edit && strip ? (copy: JsonObject) => (strip(copy), edit(copy)) : (edit ?? strip);
+
+  if (provider.forward && provider.forwards?.includes(codec.format)) {
+    const meter = scope.meter(resolved);
+    const { bytes, inspected } = passThroughBody(ctx, body, model, upstreamModel, editAll);
+    return { kind: 'forward', resolved, meter, body: bytes, inspected, detached: options.detached === true };
+  }
+  // Redacted before conversion: the provider gets the translation of what was inspected.
+  const { copy } = transformedCopy(ctx, body, editAll);
+  const inspected = { ...copy };
+  delete copy['stream'];
+  const { request, fieldNames } = codec.toCanonical(copy);
+  const plan = services.modelCalls.plan(scope, request, fieldNames);
+  const meter = plan.meter;
+  if (!(meter instanceof RequestMeter)) throw new Error('a request scope makes request meters');
+  return { kind: 'canonical', resolved, meter, request, plan, scope, inspected };
+}
+
+/** Sends a pass-through call's bytes; a failure is metered before it propagates. */
+export async function forwardWireCall(
+  ctx: RequestContext,
+  call: Extract<WireCall, { kind: 'forward' }>,
+  format: WireFormat,
+  stream: boolean,
+): Promise<UpstreamResponse> {
+  const { provider } = call.resolved;
+  try {
+    if (!provider.forward) throw new Error(`provider ${provider.name} does not forward`);
+    const options = { requestId: ctx.requestId, stream };
+    return await provider.forward(format, call.body, call.detached ? options : { ...options, signal: ctx.abort });
+  } catch (err) {
+    call.meter.fail(err);
+    throw err;
+  }
+}
+
+/** The response header naming request fields the provider could not honour (none: no header). */
+export function droppedParamsHeader(dropped: readonly string[]): Record<string, string> | undefined {
+  return dropped.length > 0 ? { 'x-gateway-dropped-params': dropped.join(', ') } : undefined;
+}

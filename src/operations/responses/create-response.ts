@@ -1,0 +1,50 @@
+// POST /v1/responses (spec "POST /v1/responses", "Events"). Thin: the route's own rules, the opt-in
+// curated prompt, then the model-call path: a native Responses upstream gets the inspected bytes (our
+// own fields removed) and its reply is relayed; any other provider is called through the canonical
+// model and the reply built by the Responses format. `store: true` persists the response and its event
+// log (stored-response.ts). Every failure before the first byte is JSON in the nested envelope.
+import { mintId, redactResponsesRequest, responsesRequestToCanonical } from '../../formats/responses';
+import { droppedParamsHeader, forwardWireCall, prepareWireCall, type WireCodec } from '../../model-call/wire-call';
+import type { Handler } from '../types';
+import { DEFAULT_CURATED_PROMPT, withCuratedPrompt } from './curated-prompt';
+import { originatingInputItems } from './input-items';
+import { relayNativeJson, relayNativeStream } from './native-relay';
+import { checkResponseRequest } from './request-rules';
+import { storedResponse } from './stored-response';
+import { translatedResponse } from './translated';
+
+/** Rule 1: removed from the outgoing request (metadata is stored and echoed instead); `svc` is ours. */
+const OWN_FIELDS = ['metadata', 'litellm_metadata', 'proxy_server_request', 'svc'] as const;
+
+export const RESPONSES_CODEC: WireCodec = {
+  format: 'responses',
+  toCanonical: responsesRequestToCanonical,
+  redact: redactResponsesRequest,
+  ownFields: OWN_FIELDS,
+};
+
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+export const createResponse: Handler = async (ctx, services) => {
+  // The generated validator (OpenAPI CreateResponseRequest) has checked the shapes, naming the field.
+  const original = ctx.body as Record<string, unknown>;
+  checkResponseRequest(original);
+  const body = withCuratedPrompt(original, services.config.responses.systemPrompt ?? DEFAULT_CURATED_PROMPT);
+  const stream = body['stream'] === true;
+  const store = body['store'] === true;
+  const metadata = isRecord(body['metadata']) ? body['metadata'] : {};
+  const call = prepareWireCall(ctx, services, RESPONSES_CODEC, body, { detached: store });
+  const sink = store ? storedResponse(ctx, services, { model: body['model'] as string, inputItems: originatingInputItems(call.inspected['input']) }) : null;
+
+  if (call.kind === 'forward') {
+    const response = await forwardWireCall(ctx, call, 'responses', stream);
+    return stream ? relayNativeStream(ctx, response, call.meter, metadata, sink) : relayNativeJson(response, call.meter, metadata, sink);
+  }
+  return translatedResponse(ctx, services, call, {
+    body: { ...original, metadata },
+    stream,
+    headers: droppedParamsHeader(call.plan.dropped),
+    sink,
+    id: mintId('resp'),
+  });
+};

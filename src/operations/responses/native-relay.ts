@@ -1,0 +1,171 @@
+// The reply of a native Responses upstream (a provider with `responses: native`), relayed to the caller.
+// The upstream never saw `metadata` (spec rule 1: stored and echoed, not forwarded), so response
+// snapshots get the caller's metadata back. A stream is relayed event by event as it comes, each with
+// an `id:` line equal to its sequence number (the spec's framing; OpenAI sends none), numbered by us
+// from 0 without gaps, and every stream ends with a terminal event: an upstream that stops early, sends
+// garbage or is cut ends with `error` then `response.failed`, as the spec's Events rule 3 says.
+import { GatewayError, toGatewayError } from '../../http/errors';
+import { SseWriter } from '../../http/sse';
+import type { RequestMeter } from '../../model-call/request-meter';
+import type { RequestContext } from '../../pipeline/context';
+import { parseSse } from '../../providers/http/sse-parser';
+import type { UpstreamResponse } from '../../providers/http/transport';
+import { UpstreamFault } from '../../providers/http/upstream-errors';
+import type { Reply } from '../types';
+import type { ResponseEventPayload, ResponseSink } from './response-sink';
+
+type Json = Record<string, unknown>;
+
+const isRecord = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+const TERMINAL = new Set(['response.completed', 'response.failed', 'response.incomplete']);
+/** Events whose payload carries the response object (where metadata is echoed). */
+const SNAPSHOTS = new Set(['response.created', 'response.in_progress', 'response.queued', ...TERMINAL]);
+
+function meterUsage(meter: RequestMeter, response: Json): void {
+  const usage = response['usage'];
+  if (!isRecord(usage)) return;
+  const input = usage['input_tokens'];
+  const output = usage['output_tokens'];
+  meter.tokens(typeof input === 'number' ? input : 0, typeof output === 'number' ? output : 0);
+}
+
+/** A non-streamed native reply: checked to be a response object, metadata echoed, stored when asked. */
+export async function relayNativeJson(response: UpstreamResponse, meter: RequestMeter, metadata: Json, sink: ResponseSink | null): Promise<Reply> {
+  let reply: unknown;
+  try {
+    reply = await response.json();
+  } catch (err) {
+    meter.fail(err);
+    throw err;
+  }
+  if (!isRecord(reply) || typeof reply['id'] !== 'string') {
+    const err = new GatewayError('upstream_error', 'The upstream provider sent a reply that is not a Responses object.', {
+      cause: new UpstreamFault('The upstream reply is not a response object.'),
+    });
+    meter.fail(err);
+    throw err;
+  }
+  reply['metadata'] = metadata;
+  meterUsage(meter, reply);
+  meter.finish('ok');
+  if (sink) {
+    await sink.begin({ ...reply, status: 'in_progress' });
+    await sink.end(reply);
+  }
+  return { status: 200, body: reply };
+}
+
+/** What the relay knows of the response so far, to write a failure snapshot. */
+class RelayState {
+  snapshot: Json | null = null;
+  readonly done: Json[] = [];
+  sequence = 0;
+}
+
+function failureEvents(state: RelayState, err: GatewayError, metadata: Json): ResponseEventPayload[] {
+  const error = { message: err.message, type: err.type, code: err.wireCode ?? 'stream_error', param: err.param ?? null };
+  // Top-level fields as OpenAI sends them (what SDKs read), nested as the spec and Open Responses say.
+  const errorEvent: ResponseEventPayload = { ...error, type: 'error', sequence_number: state.sequence++, error };
+  const response: Json = {
+    ...(state.snapshot ?? { object: 'response' }),
+    status: 'failed',
+    error: { code: error.code, message: error.message },
+    output: state.done,
+    metadata,
+  };
+  return [errorEvent, { type: 'response.failed', sequence_number: state.sequence++, response }];
+}
+
+const frame = (type: string, sequence: number, data: string): string => `event: ${type}\nid: ${sequence}\ndata: ${data}\n\n`;
+
+/**
+ * A streamed native reply. The first upstream event is awaited before the caller's headers go out, so
+ * an upstream that fails at once is still a JSON error. With a sink (a stored response) the upstream is
+ * read to its end even when the caller leaves: the call was sent without the caller's abort signal.
+ */
+export async function relayNativeStream(
+  ctx: RequestContext,
+  response: UpstreamResponse,
+  meter: RequestMeter,
+  metadata: Json,
+  sink: ResponseSink | null,
+): Promise<undefined> {
+  const state = new RelayState();
+  const events = parseSse(response.body)[Symbol.asyncIterator]();
+  let next: IteratorResult<{ data: string }>;
+  try {
+    next = await events.next();
+  } catch (err) {
+    meter.fail(err);
+    throw err;
+  }
+  const sse = new SseWriter(ctx.res);
+  let terminal = false;
+  let failure: GatewayError | null = null;
+  try {
+    for (; !next.done; next = await events.next()) {
+      const { data } = next.value;
+      let event: unknown;
+      try {
+        event = JSON.parse(data);
+      } catch {
+        throw new GatewayError('upstream_error', 'The upstream stream sent an event that is not JSON.', {
+          cause: new UpstreamFault('non-JSON Responses event'),
+        });
+      }
+      if (!isRecord(event) || typeof event['type'] !== 'string') {
+        throw new GatewayError('upstream_error', 'The upstream stream sent an event without a type.', { cause: new UpstreamFault('untyped Responses event') });
+      }
+      const type = event['type'];
+      const sequence = state.sequence++;
+      let out = data;
+      if (event['sequence_number'] !== sequence) {
+        event['sequence_number'] = sequence;
+        out = '';
+      }
+      const snapshot = event['response'];
+      if (SNAPSHOTS.has(type) && isRecord(snapshot)) {
+        snapshot['metadata'] = metadata;
+        state.snapshot = snapshot;
+        out = '';
+        if (type === 'response.created' && sink) await sink.begin(snapshot);
+        if (TERMINAL.has(type)) meterUsage(meter, snapshot);
+      } else if (type === 'response.output_item.done' && isRecord(event['item'])) {
+        state.done.push(event['item']);
+      }
+      if (out === '') out = JSON.stringify(event);
+      sink?.event(event as ResponseEventPayload);
+      // A stored response goes on being recorded after its caller left (it may resume the stream).
+      const pending = sse.open ? sse.write(frame(type, sequence, out)) : undefined;
+      if (pending) await pending;
+      if (TERMINAL.has(type)) {
+        terminal = true;
+        break;
+      }
+      if (!sse.open && !sink) break;
+    }
+    if (!terminal && (sse.open || sink)) {
+      throw new GatewayError('upstream_error', 'The upstream stream ended before its final event.', {
+        cause: new UpstreamFault('The upstream Responses stream ended without a terminal event.'),
+      });
+    }
+  } catch (err) {
+    failure = toGatewayError(err);
+  }
+  if (failure && !terminal) {
+    for (const event of failureEvents(state, failure, metadata)) {
+      sink?.event(event);
+      if (sse.open && !ctx.abort.aborted) void sse.write(frame(event.type, event.sequence_number, JSON.stringify(event)));
+      if (event.type === 'response.failed') state.snapshot = event['response'] as Json;
+    }
+  }
+  const clientLeft = ctx.abort.aborted || !sse.open;
+  sse.end();
+  await events.return?.(undefined).catch(() => undefined);
+  if (failure) meter.fail(failure);
+  else meter.finish(clientLeft ? 'aborted' : 'ok');
+  meter.tokens(0, 0);
+  if (sink && state.snapshot) await sink.end(state.snapshot);
+  return undefined;
+}

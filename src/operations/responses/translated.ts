@@ -1,0 +1,87 @@
+// A Responses request served through the canonical model (every provider without a native Responses
+// upstream): the model call streams canonical parts, ResponsesEventStream (src/formats/responses) turns
+// them into the spec's event sequence, and the caller gets those events as SSE or, unstreamed, the
+// final response object. A stored response is generated as a stream whatever the caller asked, so its
+// event log exists for replay, and it is generated to its end even when the caller leaves.
+import type { JsonObject } from '../../canonical/model';
+import { canonicalToResponseObject, ResponsesEventStream, type ResponsesEvent } from '../../formats/responses';
+import { GatewayError, toGatewayError } from '../../http/errors';
+import { SseWriter } from '../../http/sse';
+import type { WireCall } from '../../model-call/wire-call';
+import type { RequestContext } from '../../pipeline/context';
+import type { AppServices } from '../../services';
+import type { Reply } from '../types';
+import type { ResponseEventPayload, ResponseSink } from './response-sink';
+
+export interface TranslatedOptions {
+  /** The caller's body (its fields are echoed in the response object). */
+  body: JsonObject;
+  stream: boolean;
+  headers: Record<string, string> | undefined;
+  sink: ResponseSink | null;
+  /** The response id (minted by the route, so a stored response's id is known before it starts). */
+  id: string;
+}
+
+const frame = (event: ResponsesEvent): string => `event: ${event.type}\nid: ${event.sequence_number}\ndata: ${JSON.stringify(event)}\n\n`;
+
+export async function translatedResponse(
+  ctx: RequestContext,
+  services: Pick<AppServices, 'modelCalls'>,
+  call: Extract<WireCall, { kind: 'canonical' }>,
+  options: TranslatedOptions,
+): Promise<Reply | undefined> {
+  const { body, stream, headers, sink, id } = options;
+  const model = body['model'] as string;
+  if (!stream && !sink) {
+    const response = await services.modelCalls.generate(call.scope, call.request, call.plan);
+    return { status: 200, ...(headers ? { headers } : {}), body: canonicalToResponseObject(response, { request: body, id, model }) };
+  }
+
+  const iterator = services.modelCalls.stream(call.scope, call.request, call.plan)[Symbol.asyncIterator]();
+  let item: IteratorResult<Parameters<ResponsesEventStream['push']>[0]>;
+  try {
+    // The upstream is asked on the first next(): a failure before any part is a normal JSON error.
+    item = await iterator.next();
+  } catch (err) {
+    call.meter.fail(err);
+    throw err;
+  }
+  const events = new ResponsesEventStream({ request: body, id, model });
+  if (sink) await sink.begin(events.response() as unknown as JsonObject);
+  const sse = stream ? new SseWriter(ctx.res, headers ? { headers } : {}) : null;
+  const emit = async (batch: ResponsesEvent[]): Promise<void> => {
+    for (const event of batch) {
+      sink?.event(event as unknown as ResponseEventPayload);
+      if (sse?.open) {
+        const pending = sse.write(frame(event));
+        if (pending) await pending;
+      }
+    }
+  };
+  let failure: GatewayError | null = null;
+  try {
+    await emit(events.start());
+    for (; !item.done; item = await iterator.next()) {
+      await emit(events.push(item.value));
+      // A caller that left stops a stateless stream (releasing the upstream); a stored one goes on.
+      if (sse && !sse.open && !sink) break;
+    }
+    if (!sse || sse.open || sink) await emit(events.finish());
+  } catch (err) {
+    failure = toGatewayError(err);
+    await emit(events.fail(err)).catch(() => undefined);
+  } finally {
+    await iterator.return?.(undefined).catch(() => undefined);
+  }
+  const final = events.response();
+  const clientLeft = sse !== null && (ctx.abort.aborted || !sse.open);
+  if (failure) call.meter.fail(failure);
+  else call.meter.finish(clientLeft ? 'aborted' : 'ok');
+  sse?.end();
+  if (sink) await sink.end(final as unknown as JsonObject);
+  if (sse) return undefined;
+  // Unstreamed: a failure is the caller's error (the stored response says failed).
+  if (failure) throw failure;
+  return { status: 200, ...(headers ? { headers } : {}), body: final };
+}

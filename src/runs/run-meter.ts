@@ -1,0 +1,70 @@
+// The meter of a run's model calls (step turns and judge verdicts), metered like the gateway's own
+// calls: a usage record per call attributed to the run's organization, user, key and model, the token
+// counters and the upstream latency histogram (what the audit plugin and RequestMeter do for API calls).
+import type { Logger } from 'winston';
+import type { Usage } from '../canonical/model';
+import type { Metrics } from '../log/metrics';
+import { outcomeOf, tokenCount, type ModelCallMeter, type UpstreamOutcome } from '../model-call/meter';
+import type { ResolvedModel } from '../providers/types';
+import type { Store } from '../store/port';
+import type { RunRecord } from '../store/types';
+
+export interface RunMeterDeps {
+  store: Store;
+  metrics: Metrics;
+  logger: Logger;
+  now(): Date;
+}
+
+export type MeteredRun = Pick<RunRecord, 'id' | 'orgId' | 'userId' | 'keyId'>;
+
+export class RunMeter implements ModelCallMeter {
+  private readonly started = process.hrtime.bigint();
+  private finished = false;
+  private usageRecorded = false;
+  /** The usage record's write, awaited by `written()` (a step does not wait on it otherwise). */
+  private pending: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly deps: RunMeterDeps,
+    private readonly run: MeteredRun,
+    private readonly resolved: ResolvedModel,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  usage(usage: Usage): void {
+    if (this.usageRecorded) return;
+    this.usageRecorded = true;
+    const { deps, run } = this;
+    const model = this.resolved.model.id;
+    const promptTokens = tokenCount(usage.inputTokens);
+    const completionTokens = tokenCount(usage.outputTokens);
+    deps.metrics.upstreamTokens.labels(run.orgId, model, 'prompt').inc(promptTokens);
+    deps.metrics.upstreamTokens.labels(run.orgId, model, 'completion').inc(completionTokens);
+    // Not fenced by the run's lease: the tokens were spent whoever holds the run now. Fails open like the
+    // audit trail: a store hiccup does not fail the step whose reply is already here.
+    this.pending = deps.store.usage
+      .insertMany([
+        { at: deps.now().toISOString(), orgId: run.orgId, userId: run.userId, keyId: run.keyId, model, promptTokens, completionTokens, requestId: run.id },
+      ])
+      .catch((err: unknown) => {
+        deps.logger.warn('run usage record not written', { runId: run.id, errorName: err instanceof Error ? err.name : 'unknown' });
+      });
+  }
+
+  finish(outcome: UpstreamOutcome): void {
+    if (this.finished) return;
+    this.finished = true;
+    const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
+    this.deps.metrics.upstreamDuration.labels(this.resolved.provider.name, this.resolved.model.id, outcome).observe(seconds);
+  }
+
+  fail(err: unknown): void {
+    this.finish(outcomeOf(err, this.signal));
+  }
+
+  /** Resolves once the usage record is written (or its failure logged). */
+  written(): Promise<void> {
+    return this.pending;
+  }
+}
