@@ -51,12 +51,6 @@ export default tseslint.config(
   {
     // Formats and providers meet in src/canonical/ and never import each other (issue 17 section 1).
     files: ['src/formats/**/*.ts'],
-    // The chat-shaped converters still read provider types; they go when the messages route switches.
-    ignores: [
-      'src/formats/anthropic-messages/messages-request-to-chat.ts',
-      'src/formats/anthropic-messages/chat-completion-to-message.ts',
-      'src/formats/anthropic-messages/chat-chunks-to-message-events.ts',
-    ],
     rules: {
       'no-restricted-imports': ['error', { patterns: [HTTP_LAYER, { group: ['**/providers', '**/providers/*', '**/providers/**'], message: 'formats/ never import providers/: both meet in src/canonical/' }] }],
     },
