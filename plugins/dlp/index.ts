@@ -34,7 +34,7 @@ export default definePlugin<DlpPluginConfig>({
     type: 'object',
     additionalProperties: false,
     description:
-      "Data loss prevention. Each organization policy (organizations[].dlp: enabled, detectors among email, credit_card (Luhn), us_ssn, iban (mod 97), phone, secret_key, plus custom {name, pattern} in RE2 syntax, run in linear time) is compiled once at start-up; an organization without a dlp block has no policy (its text passes unchanged). Every text-bearing field of chat completions, legacy completions and Anthropic messages requests is inspected; matches become [REDACTED:<detector>] and the call's audit record counts them per detector. Content that cannot be inspected (binary or referenced files) is refused with 400. Fails closed: a request whose policy cannot be applied is rejected, never forwarded unredacted.",
+      "Data loss prevention. Each organization policy (organizations[].dlp: enabled, detectors among email, credit_card (Luhn), us_ssn, iban (mod 97), phone, secret_key, plus custom {name, pattern} in RE2 syntax, run in linear time) is compiled once at start-up; an organization without a dlp block has no policy (its text passes unchanged). Every text-bearing field of chat completions, Responses, legacy completions and Anthropic messages requests is inspected; matches become [REDACTED:<detector>] and the call's audit record counts them per detector. Content that cannot be inspected (binary or referenced files) is refused with 400. Fails closed: a request whose policy cannot be applied is rejected, never forwarded unredacted.",
     properties: {
       enabled: { type: 'boolean', default: true, description: "Apply the organizations' DLP policies to request text and agent run prompts." },
     },
