@@ -130,9 +130,11 @@ export function createDispatcher(
       modelCall: null,
       abort,
       error: null,
+      finished: false,
     };
 
     res.once('close', () => {
+      ctx.finished = true;
       const aborted = !res.writableFinished;
       if (aborted) abort.abort();
       const status = aborted && !res.headersSent ? 499 : res.statusCode;

@@ -3,7 +3,7 @@
 // audit plugin turns those into usage records and token metrics per organization, user, key, model).
 import { toGatewayError } from '../http/errors';
 import type { Metrics } from '../log/metrics';
-import type { ModelCallRecord, RequestContext } from '../pipeline/context';
+import type { ModelCallRecord, RequestContext, UsageReport } from '../pipeline/context';
 import type { ResolvedModel } from '../providers/types';
 import type { Usage } from '../canonical/model';
 import { outcomeOf, tokenCount, type ModelCallMeter, type UpstreamOutcome } from './meter';
@@ -18,6 +18,8 @@ export class RequestMeter implements ModelCallMeter {
     private readonly ctx: RequestContext,
     private readonly metrics: Pick<Metrics, 'upstreamDuration'>,
     private readonly resolved: ResolvedModel,
+    /** Writes usage reported after the request finished (the audit plugin has read ctx.usage by then). */
+    private readonly lateUsage?: (report: UsageReport) => void,
   ) {
     // The audit record of the request names the model call, whether it succeeds or not.
     this.record = { model: resolved.model.id, provider: resolved.provider.name, errorCode: null };
@@ -32,7 +34,9 @@ export class RequestMeter implements ModelCallMeter {
   tokens(promptTokens: number, completionTokens: number): void {
     if (this.usageRecorded) return;
     this.usageRecorded = true;
-    this.ctx.usage.push({ model: this.resolved.model.id, promptTokens: tokenCount(promptTokens), completionTokens: tokenCount(completionTokens) });
+    const report = { model: this.resolved.model.id, promptTokens: tokenCount(promptTokens), completionTokens: tokenCount(completionTokens) };
+    if (this.ctx.finished && this.lateUsage) this.lateUsage(report);
+    else this.ctx.usage.push(report);
   }
 
   finish(outcome: UpstreamOutcome): void {

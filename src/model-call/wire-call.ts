@@ -3,7 +3,7 @@
 // caller's format natively gets the inspected bytes, the reply is relayed) or the canonical path (the
 // format converts the inspected body to a ModelRequest for ModelCalls).
 import type { JsonObject, ModelRequest, OptionName, WireFormat } from '../canonical/model';
-import type { Redactor, RequestContext } from '../pipeline/context';
+import type { Redactor, RequestContext, UsageReport } from '../pipeline/context';
 import type { UpstreamResponse } from '../providers/http/transport';
 import type { ResolvedModel } from '../providers/types';
 import type { AppServices } from '../services';
@@ -32,10 +32,33 @@ export interface RequestScope extends CallScope {
 }
 
 /**
+ * Usage of a call that outlived its request (a stored response its caller left): the audit plugin wrote
+ * the request's records already, so it becomes a usage record of its own, with its token metrics.
+ * Fails open like the audit trail.
+ */
+function writeLateUsage(ctx: RequestContext, services: Pick<AppServices, 'metrics' | 'store' | 'logger'>, report: UsageReport): void {
+  const principal = ctx.principal;
+  if (!principal) return;
+  services.metrics.upstreamTokens.labels(principal.orgId, report.model, 'prompt').inc(report.promptTokens);
+  services.metrics.upstreamTokens.labels(principal.orgId, report.model, 'completion').inc(report.completionTokens);
+  const record = {
+    at: new Date().toISOString(),
+    orgId: principal.orgId,
+    userId: principal.userId,
+    keyId: principal.keyId,
+    requestId: ctx.requestId,
+    ...report,
+  };
+  services.store.usage.insertMany([record]).catch((err: unknown) => {
+    services.logger.warn('late usage record not written', { requestId: ctx.requestId, errorName: err instanceof Error ? err.name : 'unknown' });
+  });
+}
+
+/**
  * `detached`: the call outlives its caller (a stored response is generated to its end even when the
  * client leaves, to be read or resumed later); it is not aborted by the client's disconnect.
  */
-export function requestScope(ctx: RequestContext, services: Pick<AppServices, 'metrics'>, detached = false): RequestScope {
+export function requestScope(ctx: RequestContext, services: Pick<AppServices, 'metrics' | 'store' | 'logger'>, detached = false): RequestScope {
   const orgId = ctx.principal?.orgId ?? 'default';
   const own = detached ? new AbortController().signal : null;
   return {
@@ -44,7 +67,7 @@ export function requestScope(ctx: RequestContext, services: Pick<AppServices, 'm
       return own ?? ctx.abort.signal;
     },
     requestId: ctx.requestId,
-    meter: (resolved) => new RequestMeter(ctx, services.metrics, resolved),
+    meter: (resolved) => new RequestMeter(ctx, services.metrics, resolved, (report) => writeLateUsage(ctx, services, report)),
   };
 }
 
@@ -54,7 +77,7 @@ export function requestScope(ctx: RequestContext, services: Pick<AppServices, 'm
  */
 export function prepareWireCall(
   ctx: RequestContext,
-  services: Pick<AppServices, 'modelCalls' | 'metrics'>,
+  services: Pick<AppServices, 'modelCalls' | 'metrics' | 'store' | 'logger'>,
   codec: WireCodec,
   body: JsonObject,
   options: { detached?: boolean } = {},

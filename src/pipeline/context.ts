@@ -80,4 +80,9 @@ export interface RequestContext {
   readonly abort: CallAbort;
   /** The error the request ended with, if any (set before onFinish hooks run). */
   error: GatewayError | null;
+  /**
+   * True once the response closed and the onFinish hooks ran: usage reported after that (a stored
+   * response generated on after its caller left) is written by its meter itself.
+   */
+  finished: boolean;
 }
