@@ -113,6 +113,21 @@ for (const deployment of DEPLOYMENTS) {
           assert.equal(sentUpstream(upstream)['stream'], true);
         });
 
+        it('the raw frames (asResponse()): text/event-stream, each with event:, id: equal to its sequence_number, and JSON data:', async () => {
+          scriptText(env, upstream, true, ['Framed', ' events']);
+          const raw = await client.responses.create({ model, input: 'Frame it', stream: true }).asResponse();
+          assert.match(raw.headers.get('content-type') ?? '', /^text\/event-stream/);
+          const frames = (await raw.text()).split('\n\n').filter((frame) => frame.trim() !== '');
+          assert.equal(frames.length, textReplyEventTypes(2).length);
+          frames.forEach((frame, n) => {
+            const fields = Object.fromEntries(frame.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()]));
+            const data = JSON.parse(fields['data'] ?? '') as { type: string; sequence_number: number };
+            assert.equal(fields['event'], data.type);
+            assert.equal(fields['id'], String(n), `frame ${n} has id: ${n}`);
+            assert.equal(data.sequence_number, n);
+          });
+        });
+
         it('the .stream() helper: typed delta events and finalResponse()', async () => {
           scriptText(env, upstream, true, ['Streamed', ' via', ' helper']);
           const stream = client.responses.stream({ model, input: 'Stream it' });
@@ -155,7 +170,7 @@ for (const deployment of DEPLOYMENTS) {
 
         it('store: true, streamed: retrieve returns the completed response, and retrieve with stream: true replays its events', async () => {
           scriptText(env, upstream, true, ['Kept', ' streaming']);
-          const stream = await client.responses.create({ model, input: 'Stream and keep', stream: true, store: true });
+          const stream = await client.responses.create({ model, input: 'Stream and keep', stream: true, store: true, metadata: { kept: 'streamed' } });
           const live: ResponseStreamEvent[] = [];
           for await (const event of stream) live.push(event);
           const completed = live.at(-1);
@@ -166,6 +181,7 @@ for (const deployment of DEPLOYMENTS) {
           assertValidResponse(retrieved);
           assert.equal(retrieved.status, 'completed');
           assert.equal(retrieved.output_text, 'Kept streaming');
+          assert.deepEqual(retrieved.metadata, { kept: 'streamed' });
 
           const replay = await client.responses.retrieve(id, { stream: true });
           const replayed: ResponseStreamEvent[] = [];
