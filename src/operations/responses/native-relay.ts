@@ -161,11 +161,16 @@ export async function relayNativeStream(
     }
   }
   const clientLeft = ctx.abort.aborted || !sse.open;
-  sse.end();
   await events.return?.(undefined).catch(() => undefined);
   if (failure) meter.fail(failure);
   else meter.finish(clientLeft ? 'aborted' : 'ok');
   meter.tokens(0, 0);
-  if (sink && state.snapshot) await sink.end(state.snapshot);
+  try {
+    // A stored response is final in the store before the caller's stream ends: a client that saw
+    // the end and reads the response at once (GET) finds it finished, not in progress.
+    if (sink && state.snapshot) await sink.end(state.snapshot);
+  } finally {
+    sse.end();
+  }
   return undefined;
 }

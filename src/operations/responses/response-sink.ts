@@ -7,6 +7,6 @@ export interface ResponseSink {
   begin(snapshot: Record<string, unknown>): Promise<void>;
   /** One event, as the caller received it (synchronous: written off the hot path). */
   event(event: ResponseEventPayload): void;
-  /** The terminal state: the final response object. Awaited after the caller's last byte. */
+  /** The terminal state: the final response object. Awaited after the caller's last event, before its stream ends. */
   end(final: Record<string, unknown>): Promise<void>;
 }

@@ -78,8 +78,12 @@ export async function translatedResponse(
   const clientLeft = sse !== null && (ctx.abort.aborted || !sse.open);
   if (failure) call.meter.fail(failure);
   else call.meter.finish(clientLeft ? 'aborted' : 'ok');
-  sse?.end();
-  if (sink) await sink.end(final as unknown as JsonObject);
+  try {
+    // Final in the store before the caller's stream ends (see native-relay.ts).
+    if (sink) await sink.end(final as unknown as JsonObject);
+  } finally {
+    sse?.end();
+  }
   if (sse) return undefined;
   // Unstreamed: a failure is the caller's error (the stored response says failed).
   if (failure) throw failure;
