@@ -9,6 +9,10 @@
 // Upstreams are called over plain HTTP and over TLS (a self-signed certificate made at start with the
 // `openssl` CLI, trusted by the gateway through its provider's `tls.caFile`); the targets are checked
 // on plain HTTP, the TLS figures are reported.
+// The Responses points (POST /v1/responses relayed to the plain upstream, a native Responses upstream)
+// follow the chat matrix: stateless non-streamed at c = 64 against the floor, streamed at c = 1 (TTFB
+// over the floor's), and streamed at c = 64 with `store: true` against `store: false` (the event log
+// written, then read back for one response); the gateway's peak RSS is taken over those points alone.
 //
 //   npm run bench                      the full matrix (non-streaming and streaming, c = 1, 16, 64)
 //   npm run bench -- --duration 5      seconds measured per run (default 5, after 1 s of warm-up)
@@ -18,6 +22,7 @@
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npm run bench -- ...
 //                                      extra node flags for the gateway process only (profiling)
 //   npm run bench -- --upstream plain  plain HTTP upstreams only (or tls); default: both
+//   npm run bench -- --api responses   the Responses points only (or chat: the chat matrix only); default: both
 //   npm run bench -- --store postgres  one store only: embedded (PGlite, the single-process default) or
 //                                      postgres (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test,
 //                                      in a fresh schema created and dropped by the bench); default: both
@@ -28,12 +33,19 @@ import path from 'node:path';
 import pg from 'pg';
 import { stringify } from 'yaml';
 import { makeCertificate } from './certificate';
+import { readStoredEventLog } from './event-log-check';
+import { resetPeakRss, rssOf } from './process-memory';
+import { BENCH_KEY as KEY, gatewayConfigDocument, type StoreKind, type Upstreams } from './gateway-config';
+import type { LoadOptions } from './loadgen';
+import { chatRequest, RESPONSES_DONE, responsesRequest } from './requests';
+import { responsesStreamEventCount } from './responses-wire';
 
 const DIST = path.resolve(__dirname);
 const MAIN = path.resolve(__dirname, '../src/main.js');
 /** Load before each measured run (connections opened, code warm), not counted. */
 const WARMUP_MS = 1000;
-const KEY = 'agw_bench_0123456789abcdefghijklmnopqrstuvwxyz';
+/** Text deltas per stream (the upstreams read the same variable). */
+const CHUNKS = Number(process.env['BENCH_CHUNKS'] ?? 20);
 
 interface CellResult {
   requests: number;
@@ -43,6 +55,8 @@ interface CellResult {
   p99: number;
   ttfbP50: number;
   ttfbP99: number;
+  /** With LoadOptions.captureResponseId: one measured reply's response id. */
+  responseId?: string | null;
 }
 
 function flag(name: string, fallback: number): number {
@@ -52,8 +66,17 @@ function flag(name: string, fallback: number): number {
   return value;
 }
 
-type StoreKind = 'embedded' | 'postgres';
 type UpstreamKind = 'plain' | 'tls';
+type Api = 'chat' | 'responses';
+
+function apisWanted(): Api[] {
+  const at = process.argv.indexOf('--api');
+  if (at < 0) return ['chat', 'responses'];
+  const value = process.argv[at + 1];
+  if (value === 'chat' || value === 'responses') return [value];
+  if (value === 'both') return ['chat', 'responses'];
+  throw new Error('--api must be chat, responses or both');
+}
 
 function upstreamsWanted(): UpstreamKind[] {
   const at = process.argv.indexOf('--upstream');
@@ -138,8 +161,13 @@ function descendantPids(pid: number): number[] {
 
 /** CPU time (user + system, seconds) the local PostgreSQL processes have used so far. */
 function postgresCpuSeconds(): number {
+  return cpuSecondsOf(localPostgresPids());
+}
+
+/** CPU time (user + system, seconds) the processes have used so far. */
+function cpuSecondsOf(pids: readonly number[]): number {
   let ticks = 0;
-  for (const pid of localPostgresPids()) {
+  for (const pid of pids) {
     try {
       const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
       ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
@@ -214,26 +242,14 @@ function startPinned(core: number, args: string[], env: NodeJS.ProcessEnv = proc
   });
 }
 
-interface Target {
-  url: string;
-  key: string;
-  /** The model named in the request body (the gateway routes it to the plain or the TLS upstream). */
-  model: string;
-}
+/** What the load generator sends where (LoadOptions less the run's shape). */
+type Target = Pick<LoadOptions, 'url' | 'key' | 'body' | 'expectText' | 'captureResponseId'>;
 
-function runLoad(target: Target, concurrency: number, durationMs: number, stream: boolean, caFile: string): Promise<CellResult> {
+function runLoad(target: Target, concurrency: number, durationMs: number, caFile: string): Promise<CellResult> {
   return new Promise((resolve, reject) => {
     const command = hasTaskset ? 'taskset' : process.execPath;
-    const args = [
-      path.join(DIST, 'loadgen.js'),
-      target.url,
-      String(concurrency),
-      String(durationMs),
-      String(WARMUP_MS),
-      stream ? 'stream' : 'json',
-      target.key,
-      target.model,
-    ];
+    const options: LoadOptions = { ...target, concurrency, durationMs, warmupMs: WARMUP_MS };
+    const args = [path.join(DIST, 'loadgen.js'), JSON.stringify(options)];
     const child = spawn(command, hasTaskset ? ['-c', '0', process.execPath, ...args] : args, {
       env: { ...process.env, BENCH_CA: caFile },
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -243,81 +259,73 @@ function runLoad(target: Target, concurrency: number, durationMs: number, stream
     child.once('exit', (code) => {
       if (code !== 0) return reject(new Error(`load generator exited with ${code}`));
       // A figure with no samples (no request finished in time) is null in JSON: NaN here, never a pass.
-      const parsed = JSON.parse(out.trim()) as Record<keyof CellResult, number | null>;
-      resolve(Object.fromEntries(Object.entries(parsed).map(([name, value]) => [name, value ?? NaN])) as unknown as CellResult);
+      const parsed = JSON.parse(out.trim()) as Record<string, number | string | null>;
+      const { responseId, ...figures } = parsed;
+      resolve({
+        ...(Object.fromEntries(Object.entries(figures).map(([name, value]) => [name, value ?? NaN])) as unknown as CellResult),
+        ...(responseId !== undefined ? { responseId: typeof responseId === 'string' ? responseId : null } : {}),
+      });
     });
   });
 }
 
-function rssOf(pid: number, field: 'VmHWM' | 'VmRSS'): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
-  return match ? Number(match[1]) / 1024 : NaN;
+/** A cell's runs per target, and the PostgreSQL CPU per request of the targets that use it. */
+interface Measured {
+  runs: Map<string, CellResult[]>;
+  postgresCpu: Map<string, number[]>;
+  /** CPU seconds per request of the gateway process, and of its child (the embedded database), per run. */
+  gatewayCpu: Map<string, number[]>;
+  childCpu: Map<string, number[]>;
 }
 
-interface Upstreams {
-  plain: number | null;
-  tls: { port: number; caFile: string } | null;
+/** The processes of a gateway target whose CPU is measured: the gateway and its descendants. */
+interface TargetProcesses {
+  gateway: number;
+  children: readonly number[];
+}
+
+/**
+ * Each target is measured `repeat` times, interleaved (first, second, ..., first, ...): on a shared
+ * machine one run can land on a busy moment, so every figure is taken as the median of its runs.
+ * For the targets named in `postgresTargets`, the local PostgreSQL server's CPU per request is recorded
+ * (the postgres store's writes); for those in `processes`, the gateway's and its child's. CPU time,
+ * unlike latency, does not stretch when other work shares the core.
+ */
+async function measureCell(
+  targets: ReadonlyMap<string, Target>,
+  concurrency: number,
+  repeat: number,
+  durationMs: number,
+  caFile: string,
+  postgresTargets: ReadonlySet<string>,
+  processes: ReadonlyMap<string, TargetProcesses> = new Map(),
+): Promise<Measured> {
+  const measured: Measured = { runs: new Map(), postgresCpu: new Map(), gatewayCpu: new Map(), childCpu: new Map() };
+  const add = (map: Map<string, number[]>, name: string, value: number): void => void map.set(name, [...(map.get(name) ?? []), value]);
+  for (let i = 0; i < repeat; i++) {
+    for (const [name, target] of targets) {
+      const onPostgres = postgresTargets.has(name);
+      const own = processes.get(name);
+      const cpuBefore = onPostgres ? postgresCpuSeconds() : 0;
+      const gatewayBefore = own ? cpuSecondsOf([own.gateway]) : 0;
+      const childBefore = own ? cpuSecondsOf(own.children) : 0;
+      const result = await runLoad(target, concurrency, durationMs, caFile);
+      // Requests during the warm-up are not counted: estimated at the measured rate.
+      const requests = result.rps * ((durationMs + WARMUP_MS) / 1000);
+      if (onPostgres) add(measured.postgresCpu, name, (postgresCpuSeconds() - cpuBefore) / requests);
+      if (own) {
+        add(measured.gatewayCpu, name, (cpuSecondsOf([own.gateway]) - gatewayBefore) / requests);
+        if (own.children.length > 0) add(measured.childCpu, name, (cpuSecondsOf(own.children) - childBefore) / requests);
+      }
+      measured.runs.set(name, [...(measured.runs.get(name) ?? []), result]);
+    }
+  }
+  return measured;
 }
 
 function gatewayConfig(dir: string, upstreams: Upstreams, store: StoreKind, postgresUrl: string | null): string {
   const file = path.join(dir, `gateway-${store}.yaml`);
-  const doc = {
-    server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 2000 },
-    store:
-      store === 'postgres'
-        ? { driver: 'postgres', url: postgresUrl, path: path.join(dir, 'data-unused'), retentionDays: 0 }
-        : { driver: 'embedded', path: path.join(dir, 'data'), retentionDays: 0 },
-    queue: { driver: 'inline' },
-    providers: {
-      ...(upstreams.plain !== null
-        ? {
-            bench: {
-              type: 'openai',
-              baseUrl: `http://127.0.0.1:${upstreams.plain}/v1`,
-              apiKey: 'upstream-key',
-              retries: { max: 0 },
-            },
-          }
-        : {}),
-      // The TLS upstream's certificate is trusted through configuration, as an operator trusts a private CA.
-      ...(upstreams.tls !== null
-        ? {
-            'bench-tls': {
-              type: 'openai',
-              baseUrl: `https://127.0.0.1:${upstreams.tls.port}/v1`,
-              apiKey: 'upstream-key',
-              retries: { max: 0 },
-              tls: { caFile: upstreams.tls.caFile },
-            },
-          }
-        : {}),
-    },
-    models: [
-      ...(upstreams.plain !== null ? [{ id: 'bench-model', provider: 'bench' }] : []),
-      ...(upstreams.tls !== null ? [{ id: 'bench-model-tls', provider: 'bench-tls', upstream: 'bench-model' }] : []),
-    ],
-    organizations: [
-      {
-        id: 'bench',
-        name: 'Bench',
-        models: ['*'],
-        // Generous, but on: every request pays for the rate-limit check.
-        rateLimit: { requestsPerMinute: 100_000_000, perUserRequestsPerMinute: 100_000_000 },
-        users: [{ id: 'bench-user', name: 'Bench', role: 'admin', keys: [KEY] }],
-      },
-    ],
-    plugins: {
-      auth: { enabled: true },
-      rateLimit: { enabled: true },
-      audit: { enabled: true },
-      stripFields: { enabled: true },
-      dlp: { enabled: false },
-    },
-    // The access log line costs a write per request; the audit plugin records every call regardless.
-    logging: { level: 'info', accessLog: false },
-  };
-  writeFileSync(file, stringify(doc));
+  writeFileSync(file, stringify(gatewayConfigDocument(dir, upstreams, store, postgresUrl)));
   return file;
 }
 
@@ -328,6 +336,7 @@ async function main(): Promise<void> {
   const repeat = Math.round(flag('repeat', 3));
   const soakSeconds = process.argv.includes('--soak') ? flag('soak', 600) : 0;
   const stores = storesWanted();
+  const apis = apisWanted();
   const kinds = soakSeconds > 0 ? (['plain'] as UpstreamKind[]) : upstreamsWanted();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'agw-bench-'));
   const children: ChildProcess[] = [];
@@ -367,7 +376,7 @@ async function main(): Promise<void> {
     }
     // Every gateway under test runs at once on core 1 (an idle one costs next to nothing) and is
     // measured in turn, so each cell compares them with the same direct and floor figures.
-    const gateways: { store: StoreKind; port: number; pid: number }[] = [];
+    const gateways: GatewayUnderTest[] = [];
     for (const store of stores) {
       const config = gatewayConfig(dir, upstreams, store, schema?.url ?? null);
       // The gateway runs with a clean environment, except NODE_OPTIONS when the operator sets one (e.g. a
@@ -388,7 +397,12 @@ async function main(): Promise<void> {
 
     if (soakSeconds > 0) {
       for (const gateway of gateways)
-        await soak(gateway.store, { url: `http://127.0.0.1:${gateway.port}/v1/chat/completions`, key: KEY, model: 'bench-model' }, gateway.pid, soakSeconds);
+        await soak(
+          gateway.store,
+          { url: `http://127.0.0.1:${gateway.port}/v1/chat/completions`, key: KEY, body: chatRequest('bench-model', false) },
+          gateway.pid,
+          soakSeconds,
+        );
       return;
     }
 
@@ -396,62 +410,49 @@ async function main(): Promise<void> {
       `agent-gateway benchmark: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version}, ${durationMs / 1000} s per run, median of ${repeat} interleaved runs per cell`,
     );
     console.log(
-      `proxy under test pinned to core 1 (the gateway with its process tree${stores.includes('embedded') ? ": the embedded store's database process too" : ''}); upstreams and load generator on core 0${postgresPin?.pinned ? ', with the local PostgreSQL server' : ''}; gateway plugins: auth, rateLimit, audit, stripFields; stores: ${stores.join(', ')}; upstreams: ${kinds.join(', ')}`,
+      `proxy under test pinned to core 1 (the gateway with its process tree${stores.includes('embedded') ? ": the embedded store's database process too" : ''}); upstreams and load generator on core 0${postgresPin?.pinned ? ', with the local PostgreSQL server' : ''}; gateway plugins: auth, rateLimit, audit, stripFields; stores: ${stores.join(', ')}; upstreams: ${kinds.join(', ')}; APIs: ${apis.join(', ')}`,
     );
     console.log(`gateway NODE_OPTIONS: ${process.env['NODE_OPTIONS'] || '(none)'}; node flags: ${process.env['BENCH_GATEWAY_NODE_ARGS'] || '(none)'}\n`);
     const rows: string[][] = [];
     const checks = new Map<StoreKind, string[]>(stores.map((store) => [store, []]));
     const tlsFigures = new Map<StoreKind, string[]>(stores.map((store) => [store, []]));
+    const responsesChecks = new Map<StoreKind, string[]>(stores.map((store) => [store, []]));
+    /** Per store, the memory figures of the chat matrix (printed with the store's heading). */
+    const chatMemory = new Map<StoreKind, string>();
     // Over TLS the matrix is c = 1 and 64 (c = 16 lies between them): its figures are reported, not targets.
-    for (const kind of kinds) {
+    for (const kind of apis.includes('chat') ? kinds : []) {
       for (const stream of [false, true]) {
         for (const concurrency of kind === 'tls' ? [1, 64] : [1, 16, 64]) {
+          const body = chatRequest('bench-model', stream);
           const targets = new Map<string, Target>([
             [
               'direct',
               {
                 url: `${scheme(kind)}://127.0.0.1:${kind === 'tls' ? upstreams.tls!.port : upstreams.plain!}/v1/chat/completions`,
                 key: '',
-                model: 'bench-model',
+                body,
               },
             ],
-            ['floor', { url: `http://127.0.0.1:${floors.get(kind)!}/v1/chat/completions`, key: '', model: 'bench-model' }],
-            ...gateways.map((g): [string, Target] => [g.store, { url: `http://127.0.0.1:${g.port}/v1/chat/completions`, key: KEY, model: model(kind) }]),
+            ['floor', { url: `http://127.0.0.1:${floors.get(kind)!}/v1/chat/completions`, key: '', body }],
+            ...gateways.map((g): [string, Target] => [
+              g.store,
+              { url: `http://127.0.0.1:${g.port}/v1/chat/completions`, key: KEY, body: chatRequest(model(kind), stream) },
+            ]),
           ]);
-          // Each target is measured `repeat` times, interleaved (direct, floor, gateways, direct, ...), and
-          // every figure is the median of its runs: on a shared machine one run can land on a busy moment.
-          const runs = new Map<string, CellResult[]>();
           // PostgreSQL CPU spent per request while the postgres-store gateway runs (the audit trail's writes).
-          const postgresCpu: number[] = [];
-          for (let i = 0; i < repeat; i++) {
-            for (const [name, target] of targets) {
-              const cpuBefore = name === 'postgres' ? postgresCpuSeconds() : 0;
-              const result = await runLoad(target, concurrency, durationMs, stream, caFile);
-              if (name === 'postgres') postgresCpu.push((postgresCpuSeconds() - cpuBefore) / (result.rps * ((durationMs + WARMUP_MS) / 1000)));
-              runs.set(name, [...(runs.get(name) ?? []), result]);
-            }
-          }
+          const { runs, postgresCpu } = await measureCell(targets, concurrency, repeat, durationMs, caFile, new Set(['postgres']));
           const d = medianOf(runs.get('direct')!);
           const f = medianOf(runs.get('floor')!);
-          const row = (name: string, r: CellResult, ratio: string): string[] => [
-            kind,
-            stream ? 'stream' : 'json',
-            String(concurrency),
-            name,
-            fmt(r.rps, 0),
-            fmt(r.p50),
-            fmt(r.p99),
-            fmt(r.ttfbP50),
-            fmt(r.ttfbP99),
-            String(r.errors),
-            ratio,
-          ];
+          const row = (name: string, r: CellResult, ratio: string): string[] => tableRow(kind, stream ? 'stream' : 'json', concurrency, name, r, ratio);
           rows.push(row('direct', d, ''), row('floor', f, ''));
           for (const gateway of gateways) {
             const g = medianOf(runs.get(gateway.store)!);
-            const postgresNote = gateway.store === 'postgres' ? `; PostgreSQL ${fmt(medianOfNumbers(postgresCpu) * 1e6, 0)} µs CPU/req` : '';
             rows.push(
-              row(`gateway (${gateway.store})`, g, `${fmt((g.rps / f.rps) * 100, 0)}% of floor, ${fmt((g.rps / d.rps) * 100, 0)}% of direct${postgresNote}`),
+              row(
+                `gateway (${gateway.store})`,
+                g,
+                `${fmt((g.rps / f.rps) * 100, 0)}% of floor, ${fmt((g.rps / d.rps) * 100, 0)}% of direct${postgresNote(postgresCpu.get(gateway.store))}`,
+              ),
             );
             const list = kind === 'plain' ? checks.get(gateway.store)! : tlsFigures.get(gateway.store)!;
             const judge = kind === 'plain' ? check : reported;
@@ -471,28 +472,319 @@ async function main(): Promise<void> {
         }
       }
     }
+    if (apis.includes('chat')) {
+      // Taken now: the Responses points below measure their own peak (peakRssReset).
+      for (const gateway of gateways) {
+        const peak = rssOf(gateway.pid, 'VmHWM');
+        const tree = descendantPids(gateway.pid);
+        // Each process's own peak, summed: at least the tree's peak at any one moment.
+        const treePeak = tree.reduce((sum, pid) => sum + rssOf(pid, 'VmHWM'), peak);
+        const list = checks.get(gateway.store)!;
+        list.push(check('gateway process peak RSS < 150 MB', peak < 150, `${fmt(peak, 1)} MB`));
+        if (gateway.store === 'embedded') list.push(check('process tree peak RSS < 250 MB', treePeak < 250, `${fmt(treePeak, 1)} MB`));
+        const treeNote =
+          tree.length > 0
+            ? `, its process tree ${fmt(treePeak, 1)} MB (${tree.map((pid) => `${fmt(rssOf(pid, 'VmHWM'), 1)} MB`).join(' + ')} for its child)`
+            : '';
+        chatMemory.set(gateway.store, `: peak RSS ${fmt(peak, 1)} MB${treeNote}`);
+      }
+    }
+    if (apis.includes('responses')) {
+      if (upstreams.plain === null) console.log('the Responses points need the plain upstream: skipped (--upstream tls)\n');
+      else
+        await responsesPoints({
+          gateways,
+          upstreamPort: upstreams.plain,
+          floorPort: floors.get('plain')!,
+          repeat,
+          durationMs,
+          postgresUrl: schema?.url ?? null,
+          rows,
+          checks: responsesChecks,
+        });
+    }
     const header = ['upstream', 'mode', 'c', 'target', 'req/s', 'p50 ms', 'p99 ms', 'ttfb p50', 'ttfb p99', 'errors', 'gateway ratio'];
     printTable([header, ...rows]);
     for (const gateway of gateways) {
-      const peak = rssOf(gateway.pid, 'VmHWM');
-      const tree = descendantPids(gateway.pid);
-      // Each process's own peak, summed: at least the tree's peak at any one moment.
-      const treePeak = tree.reduce((sum, pid) => sum + rssOf(pid, 'VmHWM'), peak);
-      const list = checks.get(gateway.store)!;
-      list.push(check('gateway process peak RSS < 150 MB', peak < 150, `${fmt(peak, 1)} MB`));
-      if (gateway.store === 'embedded') list.push(check('process tree peak RSS < 250 MB', treePeak < 250, `${fmt(treePeak, 1)} MB`));
-      const treeNote =
-        tree.length > 0
-          ? `, its process tree ${fmt(treePeak, 1)} MB (${tree.map((pid) => `${fmt(rssOf(pid, 'VmHWM'), 1)} MB`).join(' + ')} for its child)`
-          : '';
-      console.log(`\ngateway with the ${gateway.store} store: peak RSS ${fmt(peak, 1)} MB${treeNote}`);
-      for (const line of list) console.log(`  ${line}`);
+      console.log(`\ngateway with the ${gateway.store} store${chatMemory.get(gateway.store) ?? ''}`);
+      for (const line of checks.get(gateway.store)!) console.log(`  ${line}`);
       const overTls = tlsFigures.get(gateway.store)!;
       if (overTls.length > 0) console.log(`  over TLS (reported; the targets are for plain HTTP):`);
       for (const line of overTls) console.log(`    ${line}`);
+      const responses = responsesChecks.get(gateway.store)!;
+      if (responses.length > 0) console.log(`  Responses (POST /v1/responses relayed to a native Responses upstream, plain HTTP):`);
+      for (const line of responses) console.log(`    ${line}`);
     }
   } finally {
     await cleanup();
+  }
+}
+
+function tableRow(kind: UpstreamKind, mode: string, concurrency: number, name: string, r: CellResult, ratio: string): string[] {
+  return [kind, mode, String(concurrency), name, fmt(r.rps, 0), fmt(r.p50), fmt(r.p99), fmt(r.ttfbP50), fmt(r.ttfbP99), String(r.errors), ratio];
+}
+
+/** The PostgreSQL server's CPU per request of a postgres-store target (none for other targets). */
+function postgresNote(perRequest: readonly number[] | undefined): string {
+  return perRequest ? `; PostgreSQL ${fmt(medianOfNumbers(perRequest) * 1e6, 0)} µs CPU/req` : '';
+}
+
+interface GatewayUnderTest {
+  store: StoreKind;
+  port: number;
+  pid: number;
+}
+
+interface ResponsesPointsInput {
+  gateways: readonly GatewayUnderTest[];
+  upstreamPort: number;
+  floorPort: number;
+  repeat: number;
+  durationMs: number;
+  /** The postgres store's database (its schema in the search path), to count the event log's rows. */
+  postgresUrl: string | null;
+  rows: string[][];
+  checks: Map<StoreKind, string[]>;
+}
+
+/**
+ * The Responses points: POST /v1/responses relayed by each gateway to the plain upstream (a native
+ * Responses upstream), with the same request sent to the floor and to the upstream directly.
+ * - stateless, non-streamed, c = 64: req/s against the floor's (target >= 50%);
+ * - stateless, streamed, c = 1: TTFB p50 over the floor's (target < 1 ms added);
+ * - streamed at c = 64 with `store: true` against `store: false` (target >= 80% of its streams/s), the
+ *   event log then read back for one response the load generator saw (and, on PostgreSQL, counted);
+ * - the gateway process's peak RSS over these points alone (target < 150 MB).
+ */
+async function responsesPoints(input: ResponsesPointsInput): Promise<void> {
+  const { gateways, repeat, durationMs, rows, checks } = input;
+  const direct = `http://127.0.0.1:${input.upstreamPort}/v1/responses`;
+  const floor = `http://127.0.0.1:${input.floorPort}/v1/responses`;
+  const via = (gateway: GatewayUnderTest): string => `http://127.0.0.1:${gateway.port}/v1/responses`;
+  const json = responsesRequest('bench-model', { stream: false, store: false });
+  const stream = responsesRequest('bench-model', { stream: true, store: false });
+  const storedStream = responsesRequest('bench-model', { stream: true, store: true });
+  const postgres = new Set(gateways.filter((g) => g.store === 'postgres').flatMap((g) => [g.store, `${g.store} store`]));
+
+  // Peak RSS over these points: each process's high-water mark reset now; where the kernel refuses,
+  // RSS sampled every 100 ms instead (a lower bound of the peak).
+  const pidsOf = new Map(gateways.map((gateway) => [gateway.store, [gateway.pid, ...descendantPids(gateway.pid)]]));
+  const allPids = [...pidsOf.values()].flat();
+  const exactPeak = allPids.map(resetPeakRss).every(Boolean);
+  const sampled = new Map<number, number>();
+  const sampler = exactPeak
+    ? null
+    : setInterval(() => {
+        for (const pid of allPids) sampled.set(pid, Math.max(sampled.get(pid) ?? 0, rssOf(pid, 'VmRSS')));
+      }, 100);
+  const peakOf = (pid: number): number => (exactPeak ? rssOf(pid, 'VmHWM') : (sampled.get(pid) ?? NaN));
+  /** Per store, one response id the last `store: true` run saw. */
+  const storedIds = new Map<StoreKind, string | null>();
+  // Every gateway target's CPU per request (the gateway's, its database process's): comparable where
+  // latency is not, as CPU time does not stretch when other work shares the core.
+  const processes = new Map<string, TargetProcesses>(
+    gateways.flatMap((g): [string, TargetProcesses][] => {
+      const own = { gateway: g.pid, children: pidsOf.get(g.store)!.slice(1) };
+      return [
+        [g.store, own],
+        [`${g.store} store`, own],
+      ];
+    }),
+  );
+  /** CPU per request of a gateway target, as a note after its ratio. */
+  const cpu = (cell: Measured, name: string): string => {
+    const own = cell.gatewayCpu.get(name);
+    const child = cell.childCpu.get(name);
+    return (
+      (own ? `; gateway ${fmt(medianOfNumbers(own) * 1e6, 0)} µs CPU/req` : '') +
+      (child ? `, its database process ${fmt(medianOfNumbers(child) * 1e6, 0)} µs` : '') +
+      postgresNote(cell.postgresCpu.get(name))
+    );
+  };
+
+  try {
+    // Stateless, non-streamed, c = 64: throughput against the floor's on the same request.
+    const jsonCell = await measureCell(
+      new Map<string, Target>([
+        ['floor', { url: floor, key: '', body: json, expectText: RESPONSES_DONE.json }],
+        ...gateways.map((g): [string, Target] => [g.store, { url: via(g), key: KEY, body: json, expectText: RESPONSES_DONE.json }]),
+      ]),
+      64,
+      repeat,
+      durationMs,
+      '',
+      postgres,
+      processes,
+    );
+    const jsonFloor = medianOf(jsonCell.runs.get('floor')!);
+    rows.push(tableRow('plain', 'responses json', 64, 'floor', jsonFloor, ''));
+    for (const gateway of gateways) {
+      const g = medianOf(jsonCell.runs.get(gateway.store)!);
+      const share = g.rps / jsonFloor.rps;
+      rows.push(tableRow('plain', 'responses json', 64, `gateway (${gateway.store})`, g, `${fmt(share * 100, 0)}% of floor${cpu(jsonCell, gateway.store)}`));
+      checks.get(gateway.store)!.push(check('responses json c64 throughput >= 50% of floor', share >= 0.5, `${fmt(share * 100, 1)}%`));
+    }
+
+    // Stateless, streamed, c = 1: the time to the first event added over the floor's.
+    const ttfbCell = await measureCell(
+      new Map<string, Target>([
+        ['direct', { url: direct, key: '', body: stream, expectText: RESPONSES_DONE.stream }],
+        ['floor', { url: floor, key: '', body: stream, expectText: RESPONSES_DONE.stream }],
+        ...gateways.map((g): [string, Target] => [g.store, { url: via(g), key: KEY, body: stream, expectText: RESPONSES_DONE.stream }]),
+      ]),
+      1,
+      repeat,
+      durationMs,
+      '',
+      postgres,
+      processes,
+    );
+    const ttfbDirect = medianOf(ttfbCell.runs.get('direct')!);
+    const ttfbFloor = medianOf(ttfbCell.runs.get('floor')!);
+    rows.push(
+      tableRow('plain', 'responses stream', 1, 'direct', ttfbDirect, ''),
+      tableRow('plain', 'responses stream', 1, 'floor', ttfbFloor, `TTFB +${fmt(ttfbFloor.ttfbP50 - ttfbDirect.ttfbP50, 3)} ms over direct`),
+    );
+    for (const gateway of gateways) {
+      const g = medianOf(ttfbCell.runs.get(gateway.store)!);
+      const added = g.ttfbP50 - ttfbFloor.ttfbP50;
+      rows.push(
+        tableRow(
+          'plain',
+          'responses stream',
+          1,
+          `gateway (${gateway.store})`,
+          g,
+          `TTFB +${fmt(added, 3)} ms over floor, +${fmt(g.ttfbP50 - ttfbDirect.ttfbP50, 3)} ms over direct${cpu(ttfbCell, gateway.store)}`,
+        ),
+      );
+      checks.get(gateway.store)!.push(check('responses stream c1 added TTFB p50 over floor < 1 ms', added < 1, `+${fmt(added, 3)} ms`));
+    }
+
+    // Streamed, c = 64, `store: true` (the response and its event log written) against `store: false`.
+    const storeCell = await measureCell(
+      new Map<string, Target>(
+        gateways.flatMap((g): [string, Target][] => [
+          [g.store, { url: via(g), key: KEY, body: stream, expectText: RESPONSES_DONE.stream }],
+          [`${g.store} store`, { url: via(g), key: KEY, body: storedStream, expectText: RESPONSES_DONE.stream, captureResponseId: true }],
+        ]),
+      ),
+      64,
+      repeat,
+      durationMs,
+      '',
+      postgres,
+      processes,
+    );
+    for (const gateway of gateways) {
+      const plain = medianOf(storeCell.runs.get(gateway.store)!);
+      const storedRuns = storeCell.runs.get(`${gateway.store} store`)!;
+      storedIds.set(gateway.store, storedRuns[storedRuns.length - 1]?.responseId ?? null);
+      const stored = medianOf(storedRuns);
+      const share = stored.rps / plain.rps;
+      rows.push(
+        tableRow('plain', 'responses stream', 64, `gateway (${gateway.store}), store: false`, plain, cpu(storeCell, gateway.store).slice(2)),
+        tableRow(
+          'plain',
+          'responses stream',
+          64,
+          `gateway (${gateway.store}), store: true`,
+          stored,
+          `${fmt(share * 100, 0)}% of store: false${cpu(storeCell, `${gateway.store} store`)}`,
+        ),
+      );
+      checks
+        .get(gateway.store)!
+        .push(
+          check(
+            'responses stream c64 store: true >= 80% of store: false streams/s',
+            share >= 0.8,
+            `${fmt(share * 100, 1)}% (${fmt(stored.rps, 0)} vs ${fmt(plain.rps, 0)} streams/s)`,
+          ),
+        );
+    }
+  } finally {
+    if (sampler) clearInterval(sampler);
+  }
+
+  for (const gateway of gateways) {
+    const pids = pidsOf.get(gateway.store)!;
+    const peak = peakOf(gateway.pid);
+    const how = exactPeak ? '' : ' (sampled every 100 ms)';
+    const tree =
+      pids.length > 1
+        ? `; its process tree ${fmt(
+            pids.reduce((sum, pid) => sum + peakOf(pid), 0),
+            1,
+          )} MB (reported)`
+        : '';
+    checks.get(gateway.store)!.push(check('gateway process peak RSS during the Responses points < 150 MB', peak < 150, `${fmt(peak, 1)} MB${how}${tree}`));
+  }
+
+  // The event log of one response from the last `store: true` run, read back from the store.
+  const expected = responsesStreamEventCount(CHUNKS);
+  for (const gateway of gateways) {
+    const responseId = storedIds.get(gateway.store) ?? null;
+    const name = 'responses store: true event log in the store';
+    if (!responseId) {
+      checks.get(gateway.store)!.push(check(name, false, 'no response id seen in the last run (no stream finished?)'));
+      continue;
+    }
+    try {
+      const log = await readStoredEventLog(`http://127.0.0.1:${gateway.port}`, KEY, responseId);
+      const counted = gateway.store === 'postgres' && input.postgresUrl ? await countPostgresEvents(input.postgresUrl, responseId) : null;
+      // On PostgreSQL, every stored response too: all completed, each with its whole log.
+      const wholeLog =
+        counted === null || (counted.rows === expected && counted.completed === counted.responses && counted.events === expected * counted.completed);
+      const ok = log.status === 'completed' && log.events === expected && log.deltas === CHUNKS && wholeLog;
+      const waited = log.waitedMs >= 100 ? ` (final state stored ${fmt(log.waitedMs / 1000, 1)} s after the check began)` : '';
+      const inPostgres = counted
+        ? `; in PostgreSQL ${counted.rows} rows for it, ${counted.events} rows for ${counted.responses} stored responses (${counted.completed} completed, ${counted.inProgress} in progress, ${fmt(counted.events / counted.completed, 2)} rows per completed one)`
+        : '';
+      checks
+        .get(gateway.store)!
+        .push(
+          check(
+            name,
+            ok,
+            `${responseId} ${log.status}${waited}: ${log.events} of ${expected} events replayed from the store (${log.deltas} deltas, last ${log.last})${inPostgres}`,
+          ),
+        );
+    } catch (err) {
+      checks.get(gateway.store)!.push(check(name, false, `${responseId}: ${err instanceof Error ? err.message : String(err)}`));
+    }
+  }
+}
+
+/**
+ * Rows of the postgres store's event log: one response's, and all of them with the responses they
+ * belong to, once no response is in progress any more (final states are written after the stream's
+ * last byte; waits up to settleMs).
+ */
+async function countPostgresEvents(
+  url: string,
+  responseId: string,
+  settleMs = 10_000,
+): Promise<{ rows: number; events: number; responses: number; completed: number; inProgress: number }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const started = Date.now();
+    for (;;) {
+      const all = await client.query<{ events: number; responses: number; completed: number; in_progress: number }>(
+        `SELECT (SELECT count(*) FROM response_events)::int AS events, (SELECT count(*) FROM responses)::int AS responses,
+                (SELECT count(*) FROM responses WHERE status = 'completed')::int AS completed,
+                (SELECT count(*) FROM responses WHERE status = 'in_progress')::int AS in_progress`,
+      );
+      const totals = all.rows[0]!;
+      if (totals.in_progress === 0 || Date.now() - started >= settleMs) {
+        const one = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM response_events WHERE response_id = $1', [responseId]);
+        return { rows: one.rows[0]!.n, events: totals.events, responses: totals.responses, completed: totals.completed, inProgress: totals.in_progress };
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  } finally {
+    await client.end();
   }
 }
 
@@ -554,7 +846,7 @@ async function soak(store: StoreKind, target: Target, pid: number, seconds: numb
       low = Math.min(low, rss);
       high = Math.max(high, rss);
     }, 1000);
-    const r = await runLoad(target, 64, windowSeconds * 1000, false, '');
+    const r = await runLoad(target, 64, windowSeconds * 1000, '');
     clearInterval(sampler);
     if (i >= 0) floors.push(low);
     console.log(
