@@ -3,21 +3,15 @@
 // and StreamPart on the caller's side, JSON mode included.
 import assert from 'node:assert/strict';
 import { assembleResponse } from '../../src/canonical/assemble';
-import type { ModelRequest, StreamPart, ToolDefinition } from '../../src/canonical/model';
+import type { StreamPart, ToolDefinition } from '../../src/canonical/model';
 import type { ProviderConfig } from '../../src/config/types';
 import { GatewayError } from '../../src/http/errors';
 import type { AnthropicFamilyProvider } from '../../src/providers/anthropic/anthropic-family-provider';
 import { createAnthropicProvider } from '../../src/providers/anthropic/anthropic-provider';
 import { jsonToolEvents, textMessage, textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
-
-const ask = (overrides: Partial<ModelRequest> = {}): ModelRequest => ({
-  model: 'claude-gw',
-  messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
-  tools: [],
-  options: {},
-  ...overrides,
-});
+import { collect, streamOf } from '../helpers/async-iterables';
+import { modelRequest, streamedText } from '../helpers/canonical';
 
 const weatherTool: ToolDefinition = {
   kind: 'function',
@@ -25,16 +19,6 @@ const weatherTool: ToolDefinition = {
   description: 'Current weather',
   parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
 };
-
-async function collect(source: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
-  const out: StreamPart[] = [];
-  for await (const part of source) out.push(part);
-  return out;
-}
-
-async function* replay(parts: StreamPart[]): AsyncIterable<StreamPart> {
-  yield* parts;
-}
 
 const message = (type: string, overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
   type: 'message_start',
@@ -51,9 +35,6 @@ const message = (type: string, overrides: Record<string, unknown> = {}): Record<
   },
   ...(type === 'message_start' ? {} : { type }),
 });
-
-/** The text the parts carry (what a client renders). */
-const textOf = (parts: StreamPart[]): string => parts.map((p) => (p.type === 'text-delta' ? p.delta : '')).join('');
 
 describe('providers/anthropic canonical replies and streams', () => {
   let upstream: FakeAnthropic;
@@ -85,7 +66,7 @@ describe('providers/anthropic canonical replies and streams', () => {
         }),
       });
       const before = Math.floor(Date.now() / 1000);
-      const response = await provider.generate(ask({ tools: [weatherTool] }), 'claude', {});
+      const response = await provider.generate(modelRequest({ tools: [weatherTool] }), 'claude', {});
       assert.equal(response.id, 'msg_01TextReply');
       assert.equal(response.model, 'claude-sonnet-4-20250514', "the upstream's model name");
       assert.ok(response.created >= before && response.created <= before + 2);
@@ -112,7 +93,7 @@ describe('providers/anthropic canonical replies and streams', () => {
       ];
       for (const [stopReason, finish, stopSequence] of expected) {
         upstream.script({ kind: 'json', body: textMessage('x', { stop_reason: stopReason, stop_sequence: stopSequence }) });
-        const response = await provider.generate(ask(), 'claude', {});
+        const response = await provider.generate(modelRequest(), 'claude', {});
         assert.equal(response.finishReason, finish, stopReason);
         assert.equal(response.rawFinishReason, stopReason);
         assert.equal(response.stopSequence, stopSequence);
@@ -140,7 +121,7 @@ describe('providers/anthropic canonical replies and streams', () => {
           ],
         }),
       });
-      const response = await provider.generate(ask(), 'claude', {});
+      const response = await provider.generate(modelRequest(), 'claude', {});
       assert.deepEqual(response.content, [
         { type: 'reasoning', text: 'Search first.', signature: 'EqQBsig' },
         { type: 'reasoning', text: '', redactedData: 'EmwKAhgBEgy3va' },
@@ -154,7 +135,7 @@ describe('providers/anthropic canonical replies and streams', () => {
   describe('streams', () => {
     it('translates events split across TCP writes: start, text block, tool call id/name then fragments, one finish with usage', async () => {
       upstream.script({ kind: 'sse', events: textThenToolEvents(), chunkBytes: 5 });
-      const parts = await collect(provider.stream(ask({ tools: [weatherTool] }), 'claude', {}));
+      const parts = await collect(provider.stream(modelRequest({ tools: [weatherTool] }), 'claude', {}));
       const seen = upstream.requests[0];
       assert.equal(seen?.body['stream'], true);
       assert.equal(seen?.headers['accept'], 'text/event-stream');
@@ -177,7 +158,7 @@ describe('providers/anthropic canonical replies and streams', () => {
           usage: { inputTokens: 482, outputTokens: 89, cachedInputTokens: 10 },
         },
       ]);
-      const assembled = await assembleResponse(replay(parts));
+      const assembled = await assembleResponse(streamOf(parts));
       assert.deepEqual(assembled.content, [
         { type: 'text', text: 'Okay, let me check.' },
         { type: 'tool-call', id: 'toolu_01Weather', name: 'get_weather', arguments: '{"location": "San Francisco, CA"}' },
@@ -197,7 +178,7 @@ describe('providers/anthropic canonical replies and streams', () => {
         { type: 'content_block_stop', index: 2 },
       );
       upstream.script({ kind: 'sse', events, chunkBytes: 3 });
-      const parts = await collect(provider.stream(ask(), 'claude', {}));
+      const parts = await collect(provider.stream(modelRequest(), 'claude', {}));
       assert.deepEqual(
         parts.filter((p) => p.type === 'tool-call-delta'),
         [
@@ -206,7 +187,7 @@ describe('providers/anthropic canonical replies and streams', () => {
           { type: 'tool-call-delta', id: 'b2', delta: '"CET"}' },
         ],
       );
-      const assembled = await assembleResponse(replay(parts));
+      const assembled = await assembleResponse(streamOf(parts));
       assert.deepEqual(
         assembled.content.filter((p) => p.type === 'tool-call'),
         [
@@ -244,7 +225,7 @@ describe('providers/anthropic canonical replies and streams', () => {
         { type: 'message_stop' },
       ];
       upstream.script({ kind: 'sse', events, chunkBytes: 11 });
-      const parts = await collect(provider.stream(ask(), 'claude', {}));
+      const parts = await collect(provider.stream(modelRequest(), 'claude', {}));
       assert.deepEqual(parts.slice(1), [
         { type: 'reasoning-start', id: 'b0' },
         { type: 'reasoning-delta', id: 'b0', delta: 'I should ' },
@@ -265,7 +246,7 @@ describe('providers/anthropic canonical replies and streams', () => {
           usage: { inputTokens: 290, outputTokens: 30, cachedInputTokens: 40, cacheCreationInputTokens: 200 },
         },
       ]);
-      const assembled = await assembleResponse(replay(parts));
+      const assembled = await assembleResponse(streamOf(parts));
       assert.deepEqual(assembled.content.slice(0, 2), [
         { type: 'reasoning', text: 'I should search.', signature: 'EqQBsig' },
         { type: 'reasoning', text: '', redactedData: 'EmwKAhgBEgy3va' },
@@ -279,7 +260,7 @@ describe('providers/anthropic canonical replies and streams', () => {
       const seen: StreamPart[] = [];
       await assert.rejects(
         (async () => {
-          for await (const part of provider.stream(ask(), 'claude', {})) seen.push(part);
+          for await (const part of provider.stream(modelRequest(), 'claude', {})) seen.push(part);
         })(),
         (err: unknown) =>
           err instanceof GatewayError &&
@@ -288,7 +269,7 @@ describe('providers/anthropic canonical replies and streams', () => {
           /overloaded_error/.test(err.message) &&
           /Overloaded/.test(err.message),
       );
-      assert.equal(textOf(seen), 'Okay, let me ');
+      assert.equal(streamedText(seen), 'Okay, let me ');
       assert.equal(
         seen.some((p) => p.type === 'finish'),
         false,
@@ -301,18 +282,21 @@ describe('providers/anthropic canonical replies and streams', () => {
       const gone = upstream.clientGone();
       const seen: StreamPart[] = [];
       await assert.rejects(async () => {
-        for await (const part of provider.stream(ask(), 'claude', { signal: controller.signal })) {
+        for await (const part of provider.stream(modelRequest(), 'claude', { signal: controller.signal })) {
           seen.push(part);
-          if (textOf(seen) !== '') controller.abort();
+          if (streamedText(seen) !== '') controller.abort();
         }
       });
       await gone;
-      assert.equal(textOf(seen), 'Okay, let me ');
+      assert.equal(streamedText(seen), 'Okay, let me ');
     });
 
     it('ends with an upstream_error when the upstream cuts the connection mid-stream', async () => {
       upstream.script({ kind: 'sse', events: textThenToolEvents().slice(0, 6), endAbruptly: true });
-      await assert.rejects(collect(provider.stream(ask(), 'claude', {})), (err: unknown) => err instanceof GatewayError && err.code === 'upstream_error');
+      await assert.rejects(
+        collect(provider.stream(modelRequest(), 'claude', {})),
+        (err: unknown) => err instanceof GatewayError && err.code === 'upstream_error',
+      );
     });
 
     it('ends with an upstream_error when the stream ends cleanly but before message_stop, even after message_delta (no finish part)', async () => {
@@ -320,7 +304,7 @@ describe('providers/anthropic canonical replies and streams', () => {
       const seen: StreamPart[] = [];
       await assert.rejects(
         (async () => {
-          for await (const part of provider.stream(ask(), 'claude', {})) seen.push(part);
+          for await (const part of provider.stream(modelRequest(), 'claude', {})) seen.push(part);
         })(),
         (err: unknown) => err instanceof GatewayError && err.code === 'upstream_error' && /ended before the message was complete/.test(err.message),
       );
@@ -340,7 +324,7 @@ describe('providers/anthropic canonical replies and streams', () => {
           stop_reason: 'tool_use',
         }),
       });
-      const response = await provider.generate(ask({ options: { responseFormat: { type: 'json_object' } } }), 'claude', {});
+      const response = await provider.generate(modelRequest({ options: { responseFormat: { type: 'json_object' } } }), 'claude', {});
       const body = upstream.requests[0]?.body ?? {};
       assert.deepEqual(body['tool_choice'], { type: 'tool', name: 'json_response' });
       assert.deepEqual((body['tools'] as { input_schema: unknown }[])[0]?.input_schema, { type: 'object' });
@@ -354,7 +338,7 @@ describe('providers/anthropic canonical replies and streams', () => {
       const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
       upstream.script({ kind: 'sse', events: jsonToolEvents('answer_schema', ['{"ans', 'wer": "4', '2"}']), chunkBytes: 4 });
       const parts = await collect(
-        provider.stream(ask({ options: { responseFormat: { type: 'json_schema', name: 'answer_schema', schema, strict: true } } }), 'claude', {}),
+        provider.stream(modelRequest({ options: { responseFormat: { type: 'json_schema', name: 'answer_schema', schema, strict: true } } }), 'claude', {}),
       );
       const body = upstream.requests[0]?.body ?? {};
       assert.deepEqual(body['tool_choice'], { type: 'tool', name: 'answer_schema' });
@@ -367,16 +351,16 @@ describe('providers/anthropic canonical replies and streams', () => {
         { type: 'text-end', id: 'b0' },
         { type: 'finish', finishReason: 'stop', rawFinishReason: 'end_turn', stopSequence: null, usage: { inputTokens: 30, outputTokens: 20 } },
       ]);
-      assert.doesNotMatch(textOf(parts), /```/);
+      assert.doesNotMatch(streamedText(parts), /```/);
     });
 
     it('json_schema with a non-object top level is wrapped upstream and unwrapped for the caller', async () => {
       const schema = { type: 'array', items: { type: 'integer' } };
       upstream.script({ kind: 'sse', events: jsonToolEvents('json_response', ['{"value": [1,', ' 2, 3]}']) });
-      const parts = await collect(provider.stream(ask({ options: { responseFormat: { type: 'json_schema', name: '', schema } } }), 'claude', {}));
+      const parts = await collect(provider.stream(modelRequest({ options: { responseFormat: { type: 'json_schema', name: '', schema } } }), 'claude', {}));
       const tool = (upstream.requests[0]?.body['tools'] as { input_schema: unknown }[])[0];
       assert.deepEqual(tool?.input_schema, { type: 'object', properties: { value: schema }, required: ['value'] });
-      assert.equal(textOf(parts), '[1,2,3]');
+      assert.equal(streamedText(parts), '[1,2,3]');
       assert.deepEqual(
         parts.filter((p) => p.type === 'text-start' || p.type === 'text-end').map((p) => p.type),
         ['text-start', 'text-end'],
@@ -385,9 +369,13 @@ describe('providers/anthropic canonical replies and streams', () => {
 
     it('rule 5: json_object with tools, with a tool choice or with thinking is not forced (tools stay usable)', async () => {
       upstream.script(...[1, 2, 3].map(() => ({ kind: 'json' as const, body: textMessage('{"a":1}') })));
-      await provider.generate(ask({ tools: [weatherTool], options: { responseFormat: { type: 'json_object' } } }), 'claude', {});
-      await provider.generate(ask({ options: { reasoning: { budgetTokens: 1024 }, responseFormat: { type: 'json_object' } } }), 'claude', {});
-      const response = await provider.generate(ask({ options: { reasoning: { effort: 'low' }, responseFormat: { type: 'json_object' } } }), 'claude', {});
+      await provider.generate(modelRequest({ tools: [weatherTool], options: { responseFormat: { type: 'json_object' } } }), 'claude', {});
+      await provider.generate(modelRequest({ options: { reasoning: { budgetTokens: 1024 }, responseFormat: { type: 'json_object' } } }), 'claude', {});
+      const response = await provider.generate(
+        modelRequest({ options: { reasoning: { effort: 'low' }, responseFormat: { type: 'json_object' } } }),
+        'claude',
+        {},
+      );
       const [withTools, withBudget, withEffort] = upstream.requests;
       assert.equal(withTools?.body['tool_choice'], undefined);
       assert.deepEqual(
@@ -413,7 +401,7 @@ describe('providers/anthropic canonical replies and streams', () => {
         }),
       });
       const response = await provider.generate(
-        ask({ options: { reasoning: { effort: 'minimal' }, responseFormat: { type: 'json_schema', name: 'out', schema: { type: 'object' } } } }),
+        modelRequest({ options: { reasoning: { effort: 'minimal' }, responseFormat: { type: 'json_schema', name: 'out', schema: { type: 'object' } } } }),
         'claude',
         {},
       );
@@ -439,7 +427,7 @@ describe('providers/anthropic canonical replies and streams', () => {
         { kind: 'json', body: textMessage('ok') },
       );
       const responseFormat = { type: 'json_schema' as const, name: 'get_weather', schema: { type: 'object' } };
-      const response = await provider.generate(ask({ tools: [weatherTool], options: { responseFormat } }), 'claude', {});
+      const response = await provider.generate(modelRequest({ tools: [weatherTool], options: { responseFormat } }), 'claude', {});
       const body = upstream.requests[0]?.body ?? {};
       assert.deepEqual(body['tool_choice'], { type: 'any' });
       assert.deepEqual(
@@ -450,7 +438,11 @@ describe('providers/anthropic canonical replies and streams', () => {
       assert.equal(response.finishReason, 'tool_calls');
       assert.deepEqual(response.content, [{ type: 'tool-call', id: 't', name: 'get_weather', arguments: '{"location":"Rome"}' }]);
 
-      await provider.generate(ask({ tools: [weatherTool], toolChoice: { kind: 'tool', name: 'get_weather' }, options: { responseFormat } }), 'claude', {});
+      await provider.generate(
+        modelRequest({ tools: [weatherTool], toolChoice: { kind: 'tool', name: 'get_weather' }, options: { responseFormat } }),
+        'claude',
+        {},
+      );
       assert.deepEqual(upstream.requests[1]?.body['tool_choice'], { type: 'tool', name: 'get_weather' });
     });
   });

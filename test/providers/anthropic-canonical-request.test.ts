@@ -9,9 +9,7 @@ import type { AnthropicFamilyProvider } from '../../src/providers/anthropic/anth
 import { createAnthropicProvider } from '../../src/providers/anthropic/anthropic-provider';
 import { textMessage } from '../fixtures/upstreams/anthropic-events';
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
-
-const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] });
-const ask = (overrides: Partial<ModelRequest> = {}): ModelRequest => ({ model: 'claude-gw', messages: [user('hi')], tools: [], options: {}, ...overrides });
+import { modelRequest, user } from '../helpers/canonical';
 
 const weatherTool: ToolDefinition = {
   kind: 'function',
@@ -140,7 +138,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
 
     it('merges a user message after tool results into one turn, tool results first, and sends one-text turns as strings', async () => {
       const body = await sent(
-        ask({
+        modelRequest({
           messages: [
             user('first'),
             {
@@ -179,7 +177,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
     it('keeps cache control: system as blocks, on text, image, tool results and tools', async () => {
       const ephemeral = { type: 'ephemeral' };
       const body = await sent(
-        ask({
+        modelRequest({
           messages: [
             {
               role: 'system',
@@ -221,7 +219,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
 
     it('sends files and documents as document blocks: base64 PDF, text (decoded), PDF URL, image files as images, documents with title/context/citations', async () => {
       const body = await sent(
-        ask({
+        modelRequest({
           messages: [
             {
               role: 'user',
@@ -295,7 +293,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
         [{ role: 'user', content: [{ type: 'image', source: { kind: 'url', url: 'ftp://example.com/a.png' } }] }, 'messages[0].content[0]', /http\(s\)/],
       ];
       for (const [message, param, pattern] of refusals) {
-        await assert.rejects(provider.generate(ask({ messages: [message] }), 'claude', {}), isBadRequest(param, pattern), param);
+        await assert.rejects(provider.generate(modelRequest({ messages: [message] }), 'claude', {}), isBadRequest(param, pattern), param);
       }
       assert.equal(upstream.requests.length, 0);
     });
@@ -304,7 +302,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
       for (const args of ['not json', '[1,2]']) {
         await assert.rejects(
           provider.generate(
-            ask({ messages: [user('q'), { role: 'assistant', content: [{ type: 'tool-call', id: 't', name: 'f', arguments: args }] }] }),
+            modelRequest({ messages: [user('q'), { role: 'assistant', content: [{ type: 'tool-call', id: 't', name: 'f', arguments: args }] }] }),
             'claude',
             {},
           ),
@@ -316,7 +314,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
 
     it('sends reasoning back first in its turn as thinking (with signature) or redacted_thinking; reasoning Anthropic cannot verify is left out', async () => {
       const body = await sent(
-        ask({
+        modelRequest({
           messages: [
             user('q'),
             {
@@ -353,7 +351,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
       };
       const userSearchResult = { type: 'search_result', source: 'https://kb.example/1', title: 'KB', content: [{ type: 'text', text: 'fact' }] };
       const body = await sent(
-        ask({
+        modelRequest({
           messages: [
             {
               role: 'user',
@@ -382,7 +380,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
 
       await assert.rejects(
         provider.generate(
-          ask({ messages: [{ role: 'user', content: [{ type: 'native', format: 'responses', value: { type: 'input_audio' } }] }] }),
+          modelRequest({ messages: [{ role: 'user', content: [{ type: 'native', format: 'responses', value: { type: 'input_audio' } }] }] }),
           'claude',
           {},
         ),
@@ -390,7 +388,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
       );
       await assert.rejects(
         provider.generate(
-          ask({ messages: [user('q'), { role: 'assistant', content: [{ type: 'native', format: 'chat', value: { type: 'audio' } }] }] }),
+          modelRequest({ messages: [user('q'), { role: 'assistant', content: [{ type: 'native', format: 'chat', value: { type: 'audio' } }] }] }),
           'claude',
           {},
         ),
@@ -419,20 +417,20 @@ describe('providers/anthropic canonical request (generate against a fake Message
         [{ options: { stop: [] } }, { stop_sequences: undefined, tool_choice: undefined }],
       ];
       for (const [overrides, expected] of cases) {
-        const body = await sent(ask({ tools: [weatherTool], ...overrides }));
+        const body = await sent(modelRequest({ tools: [weatherTool], ...overrides }));
         for (const [key, value] of Object.entries(expected)) assert.deepEqual(body[key], value, `${JSON.stringify(overrides)}: ${key}`);
       }
     });
 
     it('an allowed-tools choice sends only the allowed tools’ definitions, with auto or any', async () => {
-      const auto = await sent(ask({ tools: [weatherTool, timeTool], toolChoice: { kind: 'allowed', mode: 'auto', names: ['get_time'] } }));
+      const auto = await sent(modelRequest({ tools: [weatherTool, timeTool], toolChoice: { kind: 'allowed', mode: 'auto', names: ['get_time'] } }));
       assert.deepEqual(
         (auto['tools'] as { name: string }[]).map((t) => t.name),
         ['get_time'],
       );
       assert.deepEqual(auto['tool_choice'], { type: 'auto' });
       const required = await sent(
-        ask({ tools: [weatherTool, timeTool], toolChoice: { kind: 'allowed', mode: 'required', names: ['get_weather', 'get_time'] } }),
+        modelRequest({ tools: [weatherTool, timeTool], toolChoice: { kind: 'allowed', mode: 'required', names: ['get_weather', 'get_time'] } }),
       );
       assert.deepEqual(
         (required['tools'] as { name: string }[]).map((t) => t.name),
@@ -440,14 +438,16 @@ describe('providers/anthropic canonical request (generate against a fake Message
       );
       assert.deepEqual(required['tool_choice'], { type: 'any' });
       await assert.rejects(
-        provider.generate(ask({ tools: [weatherTool], toolChoice: { kind: 'allowed', mode: 'required', names: ['nope'] } }), 'claude', {}),
+        provider.generate(modelRequest({ tools: [weatherTool], toolChoice: { kind: 'allowed', mode: 'required', names: ['nope'] } }), 'claude', {}),
         isBadRequest('tool_choice'),
       );
     });
 
     it('sends native Messages tools verbatim; hosted, MCP and other formats’ tools are 400 unsupported_tool_type (nothing sent)', async () => {
       const webSearch = { type: 'web_search_20250305', name: 'web_search', max_uses: 3 };
-      const body = await sent(ask({ tools: [weatherTool, { kind: 'native', format: 'messages', type: 'web_search_20250305', definition: webSearch }] }));
+      const body = await sent(
+        modelRequest({ tools: [weatherTool, { kind: 'native', format: 'messages', type: 'web_search_20250305', definition: webSearch }] }),
+      );
       assert.deepEqual((body['tools'] as unknown[])[1], webSearch);
 
       upstream.requests.splice(0);
@@ -457,7 +457,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
         { kind: 'native', format: 'responses', type: 'web_search_preview', definition: { type: 'web_search_preview' } },
       ];
       for (const tool of refused) {
-        await assert.rejects(provider.generate(ask({ tools: [weatherTool, tool] }), 'claude', {}), (err: unknown) => {
+        await assert.rejects(provider.generate(modelRequest({ tools: [weatherTool, tool] }), 'claude', {}), (err: unknown) => {
           return err instanceof GatewayError && err.status === 400 && err.code === 'unsupported_tool_type' && err.param === 'tools[1]';
         });
       }
@@ -480,7 +480,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
       ]);
       assert.equal(provider.extrasOf, 'messages');
       const body = await sent(
-        ask({
+        modelRequest({
           options: {
             temperature: 0.5,
             seed: 7,
@@ -526,7 +526,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
         [{ reasoning: { summary: 'auto' } }, { thinking: undefined, max_tokens: 4096 }],
       ];
       for (const [options, expected] of cases) {
-        const body = await sent(ask({ options }));
+        const body = await sent(modelRequest({ options }));
         for (const [key, value] of Object.entries(expected)) assert.deepEqual(body[key], value, `${JSON.stringify(options)}: ${key}`);
       }
     });
@@ -534,7 +534,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
     it('sends the unmodelled fields of a /v1/messages caller (container, mcp_servers, service_tier) but never over a mapped or hosting field; other formats’ extras are not sent', async () => {
       const mcpServers = [{ type: 'url', url: 'https://mcp.example/sse', name: 'docs' }];
       const body = await sent(
-        ask({
+        modelRequest({
           options: { maxOutputTokens: 50 },
           extra: {
             format: 'messages',
@@ -549,7 +549,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
       assert.equal(body['model'], 'claude-sonnet-4-20250514');
       assert.equal(body['stream'], undefined);
 
-      const chatExtras = await sent(ask({ extra: { format: 'chat', fields: { logit_bias: { '50256': -100 }, service_tier: 'flex' } } }));
+      const chatExtras = await sent(modelRequest({ extra: { format: 'chat', fields: { logit_bias: { '50256': -100 }, service_tier: 'flex' } } }));
       assert.equal(chatExtras['logit_bias'], undefined);
       assert.equal(chatExtras['service_tier'], undefined);
     });
@@ -562,7 +562,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
         status: 400,
         body: { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: must be at most 8192' } },
       });
-      await assert.rejects(provider.generate(ask({ options: { maxOutputTokens: 99999 } }), 'claude', {}), (err: unknown) => {
+      await assert.rejects(provider.generate(modelRequest({ options: { maxOutputTokens: 99999 } }), 'claude', {}), (err: unknown) => {
         assert.ok(err instanceof GatewayError);
         assert.equal(err.status, 400);
         assert.equal(err.type, 'invalid_request_error');
@@ -574,7 +574,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
     it('reports a rejected key as the upstream 401 with its message, and a 429 with Retry-After', async () => {
       const bad = createAnthropicProvider('claude-bad', { type: 'anthropic', baseUrl: upstream.baseUrl, apiKey: 'wrong', retries: { max: 0 } });
       try {
-        await assert.rejects(bad.generate(ask(), 'claude', {}), (err: unknown) => {
+        await assert.rejects(bad.generate(modelRequest(), 'claude', {}), (err: unknown) => {
           return err instanceof GatewayError && err.status === 401 && /invalid x-api-key/.test(err.message) && err.type === 'authentication_error';
         });
       } finally {
@@ -586,14 +586,14 @@ describe('providers/anthropic canonical request (generate against a fake Message
         headers: { 'retry-after': '30' },
         body: { type: 'error', error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' } },
       });
-      await assert.rejects(provider.generate(ask(), 'claude', {}), (err: unknown) => {
+      await assert.rejects(provider.generate(modelRequest(), 'claude', {}), (err: unknown) => {
         return err instanceof GatewayError && err.status === 429 && err.headers['retry-after'] === '30' && err.type === 'rate_limit_error';
       });
     });
 
     it('refuses a 200 reply that is not an Anthropic message with an upstream_error', async () => {
       upstream.script({ kind: 'json', body: { id: 'x', choices: [] } });
-      await assert.rejects(provider.generate(ask(), 'claude', {}), (err: unknown) => {
+      await assert.rejects(provider.generate(modelRequest(), 'claude', {}), (err: unknown) => {
         return err instanceof GatewayError && err.code === 'upstream_error' && /not an Anthropic message/.test(err.message);
       });
     });
