@@ -11,7 +11,7 @@ import { canonicalToCompletion, canonicalToCompletionChunks, completionRequestTo
 import { createProvider } from '../../src/providers/registry';
 import type { Provider } from '../../src/providers/types';
 import { textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
-import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
+import { fakeAnthropicProviderConfig, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
 import { BEDROCK_TEST_CREDENTIALS, startFakeBedrock, type FakeBedrock } from '../fixtures/upstreams/bedrock-upstream';
 import { fakeGeminiProviderConfig, geminiTextReply, startFakeGemini, type FakeGemini } from '../fixtures/upstreams/gemini-upstream';
 import { startFakeOpenAiUpstream, type FakeOpenAiUpstream } from '../fixtures/upstreams/openai-upstream';
@@ -41,7 +41,7 @@ describe('formats composed with the canonical providers (the translated paths af
 
   before(async () => {
     [anthropic, bedrock, gemini, openai] = await Promise.all([startFakeAnthropic(), startFakeBedrock(), startFakeGemini(), startFakeOpenAiUpstream()]);
-    claude = createProvider('claude', { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, retries: { max: 0 } });
+    claude = createProvider('claude', fakeAnthropicProviderConfig(anthropic));
     claudeBedrock = createProvider('bedrock', { type: 'bedrock-anthropic', baseUrl: bedrock.baseUrl, ...BEDROCK_TEST_CREDENTIALS, retries: { max: 0 } });
     gem = createProvider('gem', fakeGeminiProviderConfig(gemini));
     oai = createProvider('up', { type: 'openai', baseUrl: openai.baseUrl, retries: { max: 0 } });

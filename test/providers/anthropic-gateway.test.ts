@@ -5,7 +5,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { startTestGateway, TEST_KEYS, type TestGateway } from '../helpers/gateway';
 import { textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
-import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
+import { fakeAnthropicProviderConfig, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
 import { BEDROCK_TEST_CREDENTIALS, startFakeBedrock, type FakeBedrock } from '../fixtures/upstreams/bedrock-upstream';
 
 describe('Anthropic family through the gateway (official SDKs)', function () {
@@ -23,7 +23,7 @@ describe('Anthropic family through the gateway (official SDKs)', function () {
       config: {
         providers: {
           demo: { type: 'demo' },
-          claude: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, retries: { max: 0 } },
+          claude: fakeAnthropicProviderConfig(anthropic),
           bedrock: { type: 'bedrock-anthropic', baseUrl: bedrock.baseUrl, ...BEDROCK_TEST_CREDENTIALS, retries: { max: 0 } },
         },
         models: [
