@@ -10,10 +10,10 @@ import { canonicalToChatChunks, canonicalToChatCompletion, chatRequestToCanonica
 import { canonicalToCompletion, canonicalToCompletionChunks, completionRequestToCanonical } from '../../src/formats/completions';
 import { createProvider } from '../../src/providers/registry';
 import type { Provider } from '../../src/providers/types';
-import { textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
+import { jsonToolMessage, textMessage, textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
 import { fakeAnthropicProviderConfig, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
 import { BEDROCK_TEST_CREDENTIALS, startFakeBedrock, type FakeBedrock } from '../fixtures/upstreams/bedrock-upstream';
-import { fakeGeminiProviderConfig, geminiTextReply, startFakeGemini, type FakeGemini } from '../fixtures/upstreams/gemini-upstream';
+import { fakeGeminiProviderConfig, geminiTextEvents, geminiTextReply, startFakeGemini, type FakeGemini } from '../fixtures/upstreams/gemini-upstream';
 import { startFakeOpenAiUpstream, type FakeOpenAiUpstream } from '../fixtures/upstreams/openai-upstream';
 import { collect } from '../helpers/async-iterables';
 import { anthropicFinalMessage, openAiFinalCompletion } from '../helpers/sdk-streams';
@@ -79,19 +79,7 @@ describe('formats composed with the canonical providers (the translated paths af
     });
 
     it('over Anthropic, JSON mode not streamed: content is raw JSON without a fence, finish stop (anthropic-gateway.test.ts)', async () => {
-      anthropic.script({
-        kind: 'json',
-        body: {
-          id: 'msg_j',
-          type: 'message',
-          role: 'assistant',
-          model: 'claude-sonnet-4-20250514',
-          content: [{ type: 'tool_use', id: 'toolu_j', name: 'json_response', input: { answer: 42 } }],
-          stop_reason: 'tool_use',
-          stop_sequence: null,
-          usage: { input_tokens: 10, output_tokens: 5 },
-        },
-      });
+      anthropic.script({ kind: 'json', body: jsonToolMessage({ answer: 42 }) });
       const { request } = chatRequestToCanonical({
         model: 'claude-direct',
         messages: [{ role: 'user', content: 'Answer in JSON' }],
@@ -224,16 +212,7 @@ describe('formats composed with the canonical providers (the translated paths af
       assert.deepEqual(message.content, [{ type: 'text', text: 'Hi from Gemini' }]);
       assert.equal(message.stop_reason, 'end_turn');
 
-      gemini.script({
-        kind: 'sse',
-        events: [
-          { candidates: [{ index: 0, content: { role: 'model', parts: [{ text: 'Streamed ' }] } }] },
-          {
-            candidates: [{ index: 0, content: { role: 'model', parts: [{ text: 'reply' }] }, finishReason: 'STOP' }],
-            usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 2, totalTokenCount: 5 },
-          },
-        ],
-      });
+      gemini.script({ kind: 'sse', events: geminiTextEvents(['Streamed ', 'reply']) });
       const streamBody = { model: 'gemini-flash', max_tokens: 64, messages: [{ role: 'user', content: 'Stream it' }] };
       const final = await anthropicFinalMessage(
         await collect(canonicalToMessageEvents(stream(gem, messagesRequestToCanonical(streamBody).request, 'gemini-2.5-flash'), 'gemini-flash')),
@@ -251,19 +230,7 @@ describe('formats composed with the canonical providers (the translated paths af
 
   describe('legacy completions (a new translated path: today the route answers 400 for these providers)', () => {
     it('over Anthropic and the demo model: the prompt as one user turn, the text back as a text_completion, JSON and stream', async () => {
-      anthropic.script({
-        kind: 'json',
-        body: {
-          id: 'msg_c',
-          type: 'message',
-          role: 'assistant',
-          model: 'claude-sonnet-4-20250514',
-          content: [{ type: 'text', text: 'ok' }],
-          stop_reason: 'max_tokens',
-          stop_sequence: null,
-          usage: { input_tokens: 3, output_tokens: 1 },
-        },
-      });
+      anthropic.script({ kind: 'json', body: textMessage('ok', { stop_reason: 'max_tokens', usage: { input_tokens: 3, output_tokens: 1 } }) });
       const { request } = completionRequestToCanonical({ model: 'claude-direct', prompt: 'Say ok', max_tokens: 3 });
       const completion = canonicalToCompletion(await generate(claude, request, 'claude-sonnet-4-20250514'), 'claude-direct');
       assert.deepEqual(anthropic.requests.at(-1)?.body['messages'], [{ role: 'user', content: 'Say ok' }]);
