@@ -13,7 +13,14 @@ import type { Provider } from '../../src/providers/types';
 import { jsonToolMessage, textMessage, textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
 import { fakeAnthropicProviderConfig, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
 import { BEDROCK_TEST_CREDENTIALS, startFakeBedrock, type FakeBedrock } from '../fixtures/upstreams/bedrock-upstream';
-import { fakeGeminiProviderConfig, geminiTextEvents, geminiTextReply, startFakeGemini, type FakeGemini } from '../fixtures/upstreams/gemini-upstream';
+import {
+  fakeGeminiProviderConfig,
+  geminiSignedCallEvents,
+  geminiTextEvents,
+  geminiTextReply,
+  startFakeGemini,
+  type FakeGemini,
+} from '../fixtures/upstreams/gemini-upstream';
 import { startFakeOpenAiUpstream, type FakeOpenAiUpstream } from '../fixtures/upstreams/openai-upstream';
 import { collect } from '../helpers/async-iterables';
 import { anthropicFinalMessage, openAiFinalCompletion } from '../helpers/sdk-streams';
@@ -92,22 +99,7 @@ describe('formats composed with the canonical providers (the translated paths af
     });
 
     it('over Gemini, streamed: a tool call the client accumulates and sends back keeps its thought signature (gemini-gateway.test.ts)', async () => {
-      gemini.script({
-        kind: 'sse',
-        events: [
-          {
-            candidates: [
-              {
-                index: 0,
-                content: { role: 'model', parts: [{ functionCall: { name: 'lookup', args: { q: 'gateway' } }, thoughtSignature: 'U0lH' }] },
-                finishReason: 'STOP',
-              },
-            ],
-            usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 4, totalTokenCount: 13 },
-            responseId: 'r1',
-          },
-        ],
-      });
+      gemini.script({ kind: 'sse', events: geminiSignedCallEvents() });
       const tools = [
         { type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } } },
       ];
