@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { assembleResponse } from '../../src/canonical/assemble';
 import type { StreamPart, ToolDefinition } from '../../src/canonical/model';
 import { GatewayError } from '../../src/http/errors';
-import { jsonToolEvents, textMessage, textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
+import { jsonToolEvents, messageStart, textMessage, textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
 import { useFakeAnthropicProvider } from '../fixtures/upstreams/anthropic-upstream';
 import { collect, streamOf } from '../helpers/async-iterables';
 import { modelRequest, streamedText } from '../helpers/canonical';
@@ -16,22 +16,6 @@ const weatherTool: ToolDefinition = {
   description: 'Current weather',
   parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
 };
-
-const message = (type: string, overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
-  type: 'message_start',
-  message: {
-    id: 'msg_01Canon',
-    type: 'message',
-    role: 'assistant',
-    model: 'claude-sonnet-4-20250514',
-    content: [],
-    stop_reason: null,
-    stop_sequence: null,
-    usage: { input_tokens: 10, output_tokens: 1 },
-    ...overrides,
-  },
-  ...(type === 'message_start' ? {} : { type }),
-});
 
 describe('providers/anthropic canonical replies and streams', () => {
   const anthropic = useFakeAnthropicProvider();
@@ -190,7 +174,7 @@ describe('providers/anthropic canonical replies and streams', () => {
         content: [{ type: 'web_search_result', url: 'https://w.example', title: 'W' }],
       };
       const events: Record<string, unknown>[] = [
-        message('message_start', { usage: { input_tokens: 50, output_tokens: 1, cache_creation_input_tokens: 200 } }),
+        messageStart({ id: 'msg_01Canon', usage: { input_tokens: 50, output_tokens: 1, cache_creation_input_tokens: 200 } }),
         { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } },
         { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'I should ' } },
         { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'search.' } },
