@@ -8,6 +8,7 @@ import { responseToParts } from '../../src/canonical/assemble';
 import { ChatChunkStream, canonicalToChatChunks, canonicalToChatCompletion, chatRequestToCanonical } from '../../src/formats/chat';
 import type { ChatCompletionChunk } from '../../src/formats/chat';
 import { collect, streamOf } from '../helpers/async-iterables';
+import { renderAll } from '../helpers/canonical';
 import { throwsNaming } from '../helpers/rejection';
 import { openAiFinalCompletion } from '../helpers/sdk-streams';
 
@@ -515,11 +516,7 @@ describe('formats/chat ⇄ canonical', () => {
     const usage = { prompt_tokens: 482, completion_tokens: 89, total_tokens: 571, prompt_tokens_details: { cached_tokens: 10 } };
 
     function run(parts: Iterable<StreamPart>, includeUsage?: boolean): ChatCompletionChunk[] {
-      const stream = new ChatChunkStream(includeUsage === undefined ? { model: 'claude-gw' } : { model: 'claude-gw', includeUsage });
-      const out: ChatCompletionChunk[] = [];
-      for (const part of parts) out.push(...stream.push(part));
-      out.push(...stream.end());
-      return out;
+      return renderAll(new ChatChunkStream(includeUsage === undefined ? { model: 'claude-gw' } : { model: 'claude-gw', includeUsage }), parts);
     }
 
     it('role first, reasoning and text deltas, tool call id/name then fragments, finish, usage last with include_usage', () => {

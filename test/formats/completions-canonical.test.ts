@@ -6,6 +6,7 @@ import type { ModelResponse, StreamPart } from '../../src/canonical/model';
 import { CompletionChunkStream, canonicalToCompletion, canonicalToCompletionChunks, completionRequestToCanonical } from '../../src/formats/completions';
 import type { TextCompletion } from '../../src/formats/completions';
 import { collect, streamOf } from '../helpers/async-iterables';
+import { renderAll } from '../helpers/canonical';
 import { throwsNaming } from '../helpers/rejection';
 
 function reply(overrides: Partial<ModelResponse> = {}): ModelResponse {
@@ -134,11 +135,7 @@ describe('formats/completions ⇄ canonical', () => {
 
   describe('CompletionChunkStream', () => {
     function run(parts: Iterable<StreamPart>, includeUsage?: boolean): TextCompletion[] {
-      const stream = new CompletionChunkStream(includeUsage === undefined ? { model: 'claude-x' } : { model: 'claude-x', includeUsage });
-      const out: TextCompletion[] = [];
-      for (const part of parts) out.push(...stream.push(part));
-      out.push(...stream.end());
-      return out;
+      return renderAll(new CompletionChunkStream(includeUsage === undefined ? { model: 'claude-x' } : { model: 'claude-x', includeUsage }), parts);
     }
 
     it('one chunk per text delta, then the finish chunk with usage; reasoning and tool calls have no place', () => {

@@ -9,15 +9,12 @@ import type { ModelResponse, StreamPart } from '../../src/canonical/model';
 import { MessageEventStream, canonicalToMessage, canonicalToMessageEvents, messagesRequestToCanonical } from '../../src/formats/anthropic-messages';
 import type { MessageEvent } from '../../src/formats/anthropic-messages';
 import { collect, streamOf } from '../helpers/async-iterables';
+import { renderAll } from '../helpers/canonical';
 import { throwsNaming } from '../helpers/rejection';
 import { anthropicFinalMessage } from '../helpers/sdk-streams';
 
 function run(parts: Iterable<StreamPart>, model = 'claude-x'): MessageEvent[] {
-  const stream = new MessageEventStream(model);
-  const out: MessageEvent[] = [];
-  for (const part of parts) out.push(...stream.push(part));
-  out.push(...stream.end());
-  return out;
+  return renderAll(new MessageEventStream(model), parts);
 }
 
 function reply(overrides: Partial<ModelResponse> = {}): ModelResponse {
