@@ -4,10 +4,9 @@
 // process LISTENs (and sends the NOTIFYs). NOTIFY is delivered only to sessions listening at the time,
 // at most once: while the connection is down readers fall back on their periodic store read, and a
 // subscribe made then resolves at once (with that fallback) rather than failing the reader.
-import { randomBytes } from 'node:crypto';
 import type PgModule from 'pg';
 import type { Logger } from 'winston';
-import { LocalReaders, SAFETY_POLL_MS, type LiveEvents, type StoredRange } from './live-events';
+import { LocalReaders, SAFETY_POLL_MS, newOrigin, throttledReporter, type LiveEvents, type StoredRange } from './live-events';
 
 export interface PostgresLiveEventsOptions {
   url: string;
@@ -21,7 +20,6 @@ export const DEFAULT_CHANNEL = 'agw_response_events';
 
 /** A NOTIFY payload must be shorter than 8000 bytes (PostgreSQL docs, NOTIFY). */
 const MAX_PAYLOAD_BYTES = 7900;
-const REPORT_INTERVAL_MS = 10_000;
 const RECONNECT_MS = 1000;
 
 interface Announcement {
@@ -57,20 +55,13 @@ export function announcements(origin: string, ranges: readonly StoredRange[]): s
 
 export function createPostgresLiveEvents(options: PostgresLiveEventsOptions): LiveEvents {
   const local = new LocalReaders();
-  const origin = randomBytes(8).toString('hex');
+  const origin = newOrigin();
   const channel = options.channel ?? DEFAULT_CHANNEL;
   let connecting: Promise<PgModule.Client | null> | null = null;
   let readers = 0;
   let closed = false;
   let reconnectTimer: NodeJS.Timeout | null = null;
-  let lastReport = 0;
-
-  const report = (what: string, err: unknown): void => {
-    const now = Date.now();
-    if (now - lastReport < REPORT_INTERVAL_MS) return;
-    lastReport = now;
-    options.logger.warn(what, { component: 'response-events', errorName: err instanceof Error ? err.name : 'unknown' });
-  };
+  const report = throttledReporter(options.logger);
 
   const onNotification = (message: PgModule.Notification): void => {
     if (message.channel !== channel || !message.payload) return;

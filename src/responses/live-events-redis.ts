@@ -3,11 +3,10 @@
 // one PUBLISH per response (a token stream produces many small events per turn). A process holds one
 // subscriber connection and subscribes to the channel of a response only while it has a reader of it.
 // Pub/sub delivers at most once; the reader's periodic store read covers a message lost to a reconnect.
-import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'winston';
 import type { RedisProvider } from '../queue/redis';
-import { LocalReaders, SAFETY_POLL_MS, type LiveEvents } from './live-events';
+import { LocalReaders, SAFETY_POLL_MS, newOrigin, throttledReporter, type LiveEvents } from './live-events';
 import type { StreamEvent } from './stream-event';
 
 export interface RedisLiveEventsOptions {
@@ -25,9 +24,6 @@ interface WireMessage {
   e: [number, string, Record<string, unknown>][];
 }
 
-/** Connection and publish failures repeat while Redis is away: logged at most this often. */
-const REPORT_INTERVAL_MS = 10_000;
-
 interface Channel {
   readers: number;
   /** Resolves once Redis confirmed the SUBSCRIBE. */
@@ -36,21 +32,14 @@ interface Channel {
 
 export function createRedisLiveEvents(options: RedisLiveEventsOptions): LiveEvents {
   const local = new LocalReaders();
-  const origin = randomBytes(8).toString('hex');
+  const origin = newOrigin();
   const channelPrefix = `${options.prefix}:response-events:`;
   const outgoing = new Map<string, StreamEvent[]>();
   let sendScheduled = false;
   let subscriber: Redis | null = null;
   const channels = new Map<string, Channel>();
   let closed = false;
-  let lastReport = 0;
-
-  const report = (what: string, err: unknown): void => {
-    const now = Date.now();
-    if (now - lastReport < REPORT_INTERVAL_MS) return;
-    lastReport = now;
-    options.logger.warn(what, { component: 'response-events', errorName: err instanceof Error ? err.name : 'unknown' });
-  };
+  const report = throttledReporter(options.logger);
 
   const send = (): void => {
     sendScheduled = false;

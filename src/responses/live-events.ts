@@ -20,6 +20,8 @@
 // In every mode this process's own readers get events the moment they are published, and every waiting
 // reader also reads the store now and then (storePollMs): pub/sub and NOTIFY are at-most-once (a
 // dropped connection loses messages), the store is the truth a reader falls back on.
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'winston';
 import type { StreamEvent } from './stream-event';
 
 export type LiveMechanism = 'in-process' | 'redis' | 'postgres-notify' | 'store-poll';
@@ -84,29 +86,44 @@ export class LocalReaders {
   }
 
   deliver(responseId: string, event: StreamEvent): void {
+    this.tell(responseId, (reader) => reader.onEvent(event));
+  }
+
+  poke(responseId: string, upTo: number): void {
+    this.tell(responseId, (reader) => reader.onStored(upTo));
+  }
+
+  private tell(responseId: string, call: (reader: LiveReader) => void): void {
     const set = this.readers.get(responseId);
     if (!set) return;
     for (const reader of set) {
       // A reader's failure is its own: the writer publishing must never see it.
       try {
-        reader.onEvent(event);
+        call(reader);
       } catch {
         // ignored (see above)
       }
     }
   }
+}
 
-  poke(responseId: string, upTo: number): void {
-    const set = this.readers.get(responseId);
-    if (!set) return;
-    for (const reader of set) {
-      try {
-        reader.onStored(upTo);
-      } catch {
-        // ignored (see deliver)
-      }
-    }
-  }
+/** This process's mark on what it sends across processes, so that it skips its own (its readers had the events already). */
+export function newOrigin(): string {
+  return randomBytes(8).toString('hex');
+}
+
+/** Connection and publish failures repeat while Redis or PostgreSQL is away: logged at most this often. */
+const REPORT_INTERVAL_MS = 10_000;
+
+/** A warning about the cross-process mechanism, at most one per REPORT_INTERVAL_MS (the error's name only). */
+export function throttledReporter(logger: Logger): (what: string, err: unknown) => void {
+  let lastReport = 0;
+  return (what, err) => {
+    const now = Date.now();
+    if (now - lastReport < REPORT_INTERVAL_MS) return;
+    lastReport = now;
+    logger.warn(what, { component: 'response-events', errorName: err instanceof Error ? err.name : 'unknown' });
+  };
 }
 
 /** The default for push mechanisms: a lost message delays a reader by at most this. */

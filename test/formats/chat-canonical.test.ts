@@ -3,44 +3,16 @@
 // providers (test/providers/anthropic-gateway.test.ts and test/gateway/chat-completions.test.ts drive
 // the same shapes through HTTP).
 import assert from 'node:assert/strict';
-import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import type { ModelResponse, StreamPart } from '../../src/canonical/model';
 import { responseToParts } from '../../src/canonical/assemble';
 import { ChatChunkStream, canonicalToChatChunks, canonicalToChatCompletion, chatRequestToCanonical } from '../../src/formats/chat';
 import type { ChatCompletionChunk } from '../../src/formats/chat';
-
-function rejectsWith(fn: () => unknown, param: string, status = 400): void {
-  assert.throws(fn, (err: unknown) => {
-    const e = err as { status?: number; param?: string; message?: string };
-    assert.equal(e.status, status, e.message);
-    assert.equal(e.param, param, e.message);
-    return true;
-  });
-}
+import { collect, streamOf } from '../helpers/async-iterables';
+import { renderAll } from '../helpers/canonical';
+import { throwsNaming } from '../helpers/rejection';
+import { openAiFinalCompletion } from '../helpers/sdk-streams';
 
 const base = { model: 'claude-x', messages: [{ role: 'user', content: 'hi' }] };
-
-async function* from<T>(items: Iterable<T>): AsyncIterable<T> {
-  for (const item of items) yield item;
-}
-
-async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of source) out.push(item);
-  return out;
-}
-
-/** What the OpenAI SDK assembles from the chunks (its ChatCompletionStream reads newline-delimited chunks). */
-async function sdkFinalCompletion(chunks: ChatCompletionChunk[]): Promise<Record<string, unknown>> {
-  const lines = chunks.map((chunk) => JSON.stringify(chunk) + '\n').join('');
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(new TextEncoder().encode(lines));
-      controller.close();
-    },
-  });
-  return (await ChatCompletionStream.fromReadableStream(body).finalChatCompletion()) as unknown as Record<string, unknown>;
-}
 
 function reply(overrides: Partial<ModelResponse> = {}): ModelResponse {
   return {
@@ -225,33 +197,33 @@ describe('formats/chat ⇄ canonical', () => {
 
     it('rejects what it cannot carry with a 400 naming the field', () => {
       const msg = (message: unknown) => () => chatRequestToCanonical({ model: 'm', messages: [message] });
-      rejectsWith(() => chatRequestToCanonical({ messages: [] }), 'model');
-      rejectsWith(() => chatRequestToCanonical({ model: 'm', messages: 'hi' }), 'messages');
-      rejectsWith(msg({ role: 'function', content: 'x' }), 'messages[0].role');
-      rejectsWith(msg('hi'), 'messages[0]');
-      rejectsWith(msg({ role: 'system', content: [{ type: 'image_url', image_url: { url: 'https://x' } }] }), 'messages[0].content[0].type');
-      rejectsWith(msg({ role: 'user', content: [{ text: 'no type' }] }), 'messages[0].content[0].type');
-      rejectsWith(msg({ role: 'user', content: [{ type: 'text', text: 5 }] }), 'messages[0].content[0].text');
-      rejectsWith(
+      throwsNaming(() => chatRequestToCanonical({ messages: [] }), 'model');
+      throwsNaming(() => chatRequestToCanonical({ model: 'm', messages: 'hi' }), 'messages');
+      throwsNaming(msg({ role: 'function', content: 'x' }), 'messages[0].role');
+      throwsNaming(msg('hi'), 'messages[0]');
+      throwsNaming(msg({ role: 'system', content: [{ type: 'image_url', image_url: { url: 'https://x' } }] }), 'messages[0].content[0].type');
+      throwsNaming(msg({ role: 'user', content: [{ text: 'no type' }] }), 'messages[0].content[0].type');
+      throwsNaming(msg({ role: 'user', content: [{ type: 'text', text: 5 }] }), 'messages[0].content[0].text');
+      throwsNaming(
         msg({ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png,notbase64' } }] }),
         'messages[0].content[0].image_url.url',
       );
-      rejectsWith(msg({ role: 'user', content: [{ type: 'image_url', image_url: {} }] }), 'messages[0].content[0].image_url.url');
-      rejectsWith(msg({ role: 'user', content: [{ type: 'file', file: {} }] }), 'messages[0].content[0].file');
-      rejectsWith(msg({ role: 'user', content: [{ type: 'file', file: { file_data: 'data:text/plain,abc' } }] }), 'messages[0].content[0].file.file_data');
-      rejectsWith(msg({ role: 'user', content: 5 }), 'messages[0].content');
-      rejectsWith(msg({ role: 'tool', content: 'r' }), 'messages[0].tool_call_id');
-      rejectsWith(msg({ role: 'tool', tool_call_id: 't', content: [{ type: 'input_audio', input_audio: {} }] }), 'messages[0].content[0].type');
-      rejectsWith(msg({ role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'f' } }] }), 'messages[0].tool_calls[0].id');
-      rejectsWith(msg({ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: {} }] }), 'messages[0].tool_calls[0].function.name');
-      rejectsWith(
+      throwsNaming(msg({ role: 'user', content: [{ type: 'image_url', image_url: {} }] }), 'messages[0].content[0].image_url.url');
+      throwsNaming(msg({ role: 'user', content: [{ type: 'file', file: {} }] }), 'messages[0].content[0].file');
+      throwsNaming(msg({ role: 'user', content: [{ type: 'file', file: { file_data: 'data:text/plain,abc' } }] }), 'messages[0].content[0].file.file_data');
+      throwsNaming(msg({ role: 'user', content: 5 }), 'messages[0].content');
+      throwsNaming(msg({ role: 'tool', content: 'r' }), 'messages[0].tool_call_id');
+      throwsNaming(msg({ role: 'tool', tool_call_id: 't', content: [{ type: 'input_audio', input_audio: {} }] }), 'messages[0].content[0].type');
+      throwsNaming(msg({ role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'f' } }] }), 'messages[0].tool_calls[0].id');
+      throwsNaming(msg({ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: {} }] }), 'messages[0].tool_calls[0].function.name');
+      throwsNaming(
         msg({ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: 5 } }] }),
         'messages[0].tool_calls[0].function.arguments',
       );
-      rejectsWith(msg({ role: 'assistant', tool_calls: {} }), 'messages[0].tool_calls');
-      rejectsWith(msg({ role: 'assistant', thinking_blocks: [{ type: 'text', text: 'x' }] }), 'messages[0].thinking_blocks[0]');
-      rejectsWith(msg({ role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } }), 'messages[0].function_call');
-      rejectsWith(msg({ role: 'user', content: 'x', name: 7 }), 'messages[0].name');
+      throwsNaming(msg({ role: 'assistant', tool_calls: {} }), 'messages[0].tool_calls');
+      throwsNaming(msg({ role: 'assistant', thinking_blocks: [{ type: 'text', text: 'x' }] }), 'messages[0].thinking_blocks[0]');
+      throwsNaming(msg({ role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } }), 'messages[0].function_call');
+      throwsNaming(msg({ role: 'user', content: 'x', name: 7 }), 'messages[0].name');
     });
   });
 
@@ -274,10 +246,10 @@ describe('formats/chat ⇄ canonical', () => {
         { kind: 'function', name: 'bare' },
         { kind: 'native', format: 'chat', type: 'custom', definition: { type: 'custom', custom: { name: 'grammar' } } },
       ]);
-      rejectsWith(() => chatRequestToCanonical({ ...base, tools: {} }), 'tools');
-      rejectsWith(() => chatRequestToCanonical({ ...base, tools: [{ function: { name: 'f' } }] }), 'tools[0].type');
-      rejectsWith(() => chatRequestToCanonical({ ...base, tools: [{ type: 'function', function: {} }] }), 'tools[0].function.name');
-      rejectsWith(
+      throwsNaming(() => chatRequestToCanonical({ ...base, tools: {} }), 'tools');
+      throwsNaming(() => chatRequestToCanonical({ ...base, tools: [{ function: { name: 'f' } }] }), 'tools[0].type');
+      throwsNaming(() => chatRequestToCanonical({ ...base, tools: [{ type: 'function', function: {} }] }), 'tools[0].function.name');
+      throwsNaming(
         () => chatRequestToCanonical({ ...base, tools: [{ type: 'function', function: { name: 'f', parameters: 'x' } }] }),
         'tools[0].function.parameters',
       );
@@ -304,14 +276,14 @@ describe('formats/chat ⇄ canonical', () => {
         { kind: 'allowed', mode: 'required', names: ['a', 'b'] },
       );
       assert.equal(choice(null), undefined);
-      rejectsWith(() => choice('any'), 'tool_choice');
-      rejectsWith(() => choice({ type: 'function' }), 'tool_choice');
-      rejectsWith(() => choice({ type: 'allowed_tools', allowed_tools: { mode: 'any', tools: [] } }), 'tool_choice.allowed_tools.mode');
-      rejectsWith(
+      throwsNaming(() => choice('any'), 'tool_choice');
+      throwsNaming(() => choice({ type: 'function' }), 'tool_choice');
+      throwsNaming(() => choice({ type: 'allowed_tools', allowed_tools: { mode: 'any', tools: [] } }), 'tool_choice.allowed_tools.mode');
+      throwsNaming(
         () => choice({ type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function' }] } }),
         'tool_choice.allowed_tools.tools[0]',
       );
-      rejectsWith(() => choice({ type: 'allowed_tools' }), 'tool_choice.allowed_tools');
+      throwsNaming(() => choice({ type: 'allowed_tools' }), 'tool_choice.allowed_tools');
     });
 
     it('maps every option and names each by the field the caller used; the rest is extra (format chat)', () => {
@@ -406,21 +378,21 @@ describe('formats/chat ⇄ canonical', () => {
 
     it('rejects options of the wrong type with a 400 naming the field', () => {
       const opt = (fields: Record<string, unknown>) => () => chatRequestToCanonical({ ...base, ...fields });
-      rejectsWith(opt({ temperature: 'hot' }), 'temperature');
-      rejectsWith(opt({ max_tokens: 1.5 }), 'max_tokens');
-      rejectsWith(opt({ max_completion_tokens: '10' }), 'max_completion_tokens');
-      rejectsWith(opt({ stop: [1] }), 'stop');
-      rejectsWith(opt({ n: 1.2 }), 'n');
-      rejectsWith(opt({ logprobs: 1 }), 'logprobs');
-      rejectsWith(opt({ user: 5 }), 'user');
-      rejectsWith(opt({ parallel_tool_calls: 'no' }), 'parallel_tool_calls');
-      rejectsWith(opt({ reasoning_effort: 'max' }), 'reasoning_effort');
-      rejectsWith(opt({ response_format: 'json' }), 'response_format');
-      rejectsWith(opt({ response_format: { type: 'yaml' } }), 'response_format.type');
-      rejectsWith(opt({ response_format: { type: 'json_schema', json_schema: { schema: {} } } }), 'response_format.json_schema.name');
-      rejectsWith(opt({ thinking: { type: 'enabled' } }), 'thinking.budget_tokens');
-      rejectsWith(opt({ thinking: 'on' }), 'thinking');
-      rejectsWith(opt({ reasoning_effort: 'low', thinking: { type: 'enabled', budget_tokens: 1024 } }), 'thinking');
+      throwsNaming(opt({ temperature: 'hot' }), 'temperature');
+      throwsNaming(opt({ max_tokens: 1.5 }), 'max_tokens');
+      throwsNaming(opt({ max_completion_tokens: '10' }), 'max_completion_tokens');
+      throwsNaming(opt({ stop: [1] }), 'stop');
+      throwsNaming(opt({ n: 1.2 }), 'n');
+      throwsNaming(opt({ logprobs: 1 }), 'logprobs');
+      throwsNaming(opt({ user: 5 }), 'user');
+      throwsNaming(opt({ parallel_tool_calls: 'no' }), 'parallel_tool_calls');
+      throwsNaming(opt({ reasoning_effort: 'max' }), 'reasoning_effort');
+      throwsNaming(opt({ response_format: 'json' }), 'response_format');
+      throwsNaming(opt({ response_format: { type: 'yaml' } }), 'response_format.type');
+      throwsNaming(opt({ response_format: { type: 'json_schema', json_schema: { schema: {} } } }), 'response_format.json_schema.name');
+      throwsNaming(opt({ thinking: { type: 'enabled' } }), 'thinking.budget_tokens');
+      throwsNaming(opt({ thinking: 'on' }), 'thinking');
+      throwsNaming(opt({ reasoning_effort: 'low', thinking: { type: 'enabled', budget_tokens: 1024 } }), 'thinking');
     });
   });
 
@@ -544,11 +516,7 @@ describe('formats/chat ⇄ canonical', () => {
     const usage = { prompt_tokens: 482, completion_tokens: 89, total_tokens: 571, prompt_tokens_details: { cached_tokens: 10 } };
 
     function run(parts: Iterable<StreamPart>, includeUsage?: boolean): ChatCompletionChunk[] {
-      const stream = new ChatChunkStream(includeUsage === undefined ? { model: 'claude-gw' } : { model: 'claude-gw', includeUsage });
-      const out: ChatCompletionChunk[] = [];
-      for (const part of parts) out.push(...stream.push(part));
-      out.push(...stream.end());
-      return out;
+      return renderAll(new ChatChunkStream(includeUsage === undefined ? { model: 'claude-gw' } : { model: 'claude-gw', includeUsage }), parts);
     }
 
     it('role first, reasoning and text deltas, tool call id/name then fragments, finish, usage last with include_usage', () => {
@@ -642,7 +610,7 @@ describe('formats/chat ⇄ canonical', () => {
       const seen: ChatCompletionChunk[] = [];
       await assert.rejects(async () => {
         for await (const chunk of canonicalToChatChunks(
-          from<StreamPart>([
+          streamOf<StreamPart>([
             { type: 'start', id: 'x', model: 'm', created: 1 },
             { type: 'text-start', id: 't' },
             { type: 'text-delta', id: 't', delta: 'partial' },
@@ -658,13 +626,13 @@ describe('formats/chat ⇄ canonical', () => {
         [{ role: 'assistant', content: '' }, { content: 'partial' }],
       );
       await assert.rejects(
-        collect(canonicalToChatChunks(from<StreamPart>([{ type: 'start', id: 'x', model: 'm', created: 1 }]), { model: 'm' })),
+        collect(canonicalToChatChunks(streamOf<StreamPart>([{ type: 'start', id: 'x', model: 'm', created: 1 }]), { model: 'm' })),
         (err: unknown) => (err as { status: number }).status === 502 && /ended before the reply was complete/.test((err as Error).message),
       );
     });
 
     it('round trip: the chunks a client reassembles equal canonicalToChatCompletion of the same reply', async () => {
-      const chunks = await collect(canonicalToChatChunks(from(responseToParts(toolReply)), { model: 'claude-gw' }));
+      const chunks = await collect(canonicalToChatChunks(streamOf(responseToParts(toolReply)), { model: 'claude-gw' }));
       const completion = canonicalToChatCompletion(toolReply, 'claude-gw');
       const message = completion.choices[0]!.message;
       assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), message.content);
@@ -679,9 +647,9 @@ describe('formats/chat ⇄ canonical', () => {
     it('the OpenAI SDK assembles from the chunks the completion canonicalToChatCompletion answers for the same reply', async () => {
       for (const includeUsage of [true, false]) {
         const chunks = await collect(
-          canonicalToChatChunks(from(responseToParts(toolReply, (t) => t.match(/.{1,4}/gs) ?? [])), { model: 'claude-gw', includeUsage }),
+          canonicalToChatChunks(streamOf(responseToParts(toolReply, (t) => t.match(/.{1,4}/gs) ?? [])), { model: 'claude-gw', includeUsage }),
         );
-        const assembled = await sdkFinalCompletion(chunks);
+        const assembled = (await openAiFinalCompletion(chunks)) as unknown as Record<string, unknown>;
         const expected = canonicalToChatCompletion(toolReply, 'claude-gw');
         for (const key of ['id', 'object', 'created', 'model', 'usage'] as const) assert.deepEqual(assembled[key], expected[key], key);
         const choice = (assembled['choices'] as { message: Record<string, unknown>; finish_reason: string }[])[0];

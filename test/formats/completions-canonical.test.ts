@@ -5,27 +5,9 @@ import { responseToParts } from '../../src/canonical/assemble';
 import type { ModelResponse, StreamPart } from '../../src/canonical/model';
 import { CompletionChunkStream, canonicalToCompletion, canonicalToCompletionChunks, completionRequestToCanonical } from '../../src/formats/completions';
 import type { TextCompletion } from '../../src/formats/completions';
-
-function rejectsWith(fn: () => unknown, param: string, code: string, message?: RegExp): void {
-  assert.throws(fn, (err: unknown) => {
-    const e = err as { status?: number; param?: string; code?: string; message: string };
-    assert.equal(e.status, 400, e.message);
-    assert.equal(e.param, param, e.message);
-    assert.equal(e.code, code, e.message);
-    if (message) assert.match(e.message, message);
-    return true;
-  });
-}
-
-async function* from<T>(items: Iterable<T>): AsyncIterable<T> {
-  for (const item of items) yield item;
-}
-
-async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of source) out.push(item);
-  return out;
-}
+import { collect, streamOf } from '../helpers/async-iterables';
+import { renderAll } from '../helpers/canonical';
+import { throwsNaming } from '../helpers/rejection';
 
 function reply(overrides: Partial<ModelResponse> = {}): ModelResponse {
   return {
@@ -114,14 +96,14 @@ describe('formats/completions ⇄ canonical', () => {
 
     it('several prompts and token-id prompts are a 400 naming prompt (a translated call answers one text turn)', () => {
       const prompt = (value: unknown) => () => completionRequestToCanonical({ model: 'm', prompt: value });
-      rejectsWith(prompt(['a', 'b']), 'prompt', 'unsupported_parameter', /one text prompt per request/);
-      rejectsWith(prompt([1, 2, 3]), 'prompt', 'unsupported_parameter', /token-id prompts/);
-      rejectsWith(prompt([[1, 2], [3]]), 'prompt', 'unsupported_parameter', /token-id prompts/);
-      rejectsWith(prompt([]), 'prompt', 'bad_request', /must not be empty/);
-      rejectsWith(prompt(undefined), 'prompt', 'bad_request');
-      rejectsWith(() => completionRequestToCanonical({ prompt: 'x' }), 'model', 'bad_request');
-      rejectsWith(() => completionRequestToCanonical({ model: 'm', prompt: 'x', logprobs: true }), 'logprobs', 'bad_request');
-      rejectsWith(() => completionRequestToCanonical({ model: 'm', prompt: 'x', max_tokens: '3' }), 'max_tokens', 'bad_request');
+      throwsNaming(prompt(['a', 'b']), 'prompt', { code: 'unsupported_parameter', message: /one text prompt per request/ });
+      throwsNaming(prompt([1, 2, 3]), 'prompt', { code: 'unsupported_parameter', message: /token-id prompts/ });
+      throwsNaming(prompt([[1, 2], [3]]), 'prompt', { code: 'unsupported_parameter', message: /token-id prompts/ });
+      throwsNaming(prompt([]), 'prompt', { code: 'bad_request', message: /must not be empty/ });
+      throwsNaming(prompt(undefined), 'prompt', { code: 'bad_request' });
+      throwsNaming(() => completionRequestToCanonical({ prompt: 'x' }), 'model', { code: 'bad_request' });
+      throwsNaming(() => completionRequestToCanonical({ model: 'm', prompt: 'x', logprobs: true }), 'logprobs', { code: 'bad_request' });
+      throwsNaming(() => completionRequestToCanonical({ model: 'm', prompt: 'x', max_tokens: '3' }), 'max_tokens', { code: 'bad_request' });
     });
   });
 
@@ -153,11 +135,7 @@ describe('formats/completions ⇄ canonical', () => {
 
   describe('CompletionChunkStream', () => {
     function run(parts: Iterable<StreamPart>, includeUsage?: boolean): TextCompletion[] {
-      const stream = new CompletionChunkStream(includeUsage === undefined ? { model: 'claude-x' } : { model: 'claude-x', includeUsage });
-      const out: TextCompletion[] = [];
-      for (const part of parts) out.push(...stream.push(part));
-      out.push(...stream.end());
-      return out;
+      return renderAll(new CompletionChunkStream(includeUsage === undefined ? { model: 'claude-x' } : { model: 'claude-x', includeUsage }), parts);
     }
 
     it('one chunk per text delta, then the finish chunk with usage; reasoning and tool calls have no place', () => {
@@ -199,7 +177,7 @@ describe('formats/completions ⇄ canonical', () => {
     });
 
     it('round trip: the streamed text and finish equal the JSON reply; errors propagate; a cut stream is an error', async () => {
-      const chunks = await collect(canonicalToCompletionChunks(from(responseToParts(reply(), (t) => t.split(''))), { model: 'claude-x' }));
+      const chunks = await collect(canonicalToCompletionChunks(streamOf(responseToParts(reply(), (t) => t.split(''))), { model: 'claude-x' }));
       const json = canonicalToCompletion(reply(), 'claude-x');
       assert.equal(chunks.map((c) => c.choices[0]?.text ?? '').join(''), json.choices[0]?.text);
       assert.equal(chunks.at(-1)?.choices[0]?.finish_reason, json.choices[0]?.finish_reason);
@@ -207,7 +185,7 @@ describe('formats/completions ⇄ canonical', () => {
       const seen: string[] = [];
       await assert.rejects(async () => {
         for await (const chunk of canonicalToCompletionChunks(
-          from<StreamPart>([
+          streamOf<StreamPart>([
             { type: 'start', id: 'x', model: 'm', created: 1 },
             { type: 'text-start', id: 't' },
             { type: 'text-delta', id: 't', delta: 'par' },
@@ -220,7 +198,7 @@ describe('formats/completions ⇄ canonical', () => {
       }, /upstream broke/);
       assert.deepEqual(seen, ['par']);
       await assert.rejects(
-        collect(canonicalToCompletionChunks(from<StreamPart>([{ type: 'start', id: 'x', model: 'm', created: 1 }]), { model: 'm' })),
+        collect(canonicalToCompletionChunks(streamOf<StreamPart>([{ type: 'start', id: 'x', model: 'm', created: 1 }]), { model: 'm' })),
         (err: unknown) => (err as { status: number }).status === 502,
       );
     });

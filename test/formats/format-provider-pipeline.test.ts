@@ -4,44 +4,26 @@
 // test asserts of today's translated path (named in the case title), so that the switch cannot change
 // what callers see. Clients are the real SDKs' stream assemblers where a stream is involved.
 import assert from 'node:assert/strict';
-import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
-import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import type { ModelRequest, ModelResponse, StreamPart } from '../../src/canonical/model';
-import { canonicalToMessage, canonicalToMessageEvents, messagesRequestToCanonical, type MessageEvent } from '../../src/formats/anthropic-messages';
-import { canonicalToChatChunks, canonicalToChatCompletion, chatRequestToCanonical, type ChatCompletionChunk } from '../../src/formats/chat';
+import { canonicalToMessage, canonicalToMessageEvents, messagesRequestToCanonical } from '../../src/formats/anthropic-messages';
+import { canonicalToChatChunks, canonicalToChatCompletion, chatRequestToCanonical } from '../../src/formats/chat';
 import { canonicalToCompletion, canonicalToCompletionChunks, completionRequestToCanonical } from '../../src/formats/completions';
 import { createProvider } from '../../src/providers/registry';
 import type { Provider } from '../../src/providers/types';
-import { textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
-import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
+import { jsonToolMessage, textMessage, textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
+import { fakeAnthropicProviderConfig, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
 import { BEDROCK_TEST_CREDENTIALS, startFakeBedrock, type FakeBedrock } from '../fixtures/upstreams/bedrock-upstream';
-import { fakeGeminiProviderConfig, geminiTextReply, startFakeGemini, type FakeGemini } from '../fixtures/upstreams/gemini-upstream';
+import {
+  fakeGeminiProviderConfig,
+  geminiSignedCallEvents,
+  geminiTextEvents,
+  geminiTextReply,
+  startFakeGemini,
+  type FakeGemini,
+} from '../fixtures/upstreams/gemini-upstream';
 import { startFakeOpenAiUpstream, type FakeOpenAiUpstream } from '../fixtures/upstreams/openai-upstream';
-
-async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of source) out.push(item);
-  return out;
-}
-
-function readable(lines: string): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(new TextEncoder().encode(lines));
-      controller.close();
-    },
-  });
-}
-
-/** The OpenAI SDK's own assembly of a chunk stream (what `chat.completions.stream().finalChatCompletion()` returns). */
-function openAiFinal(chunks: ChatCompletionChunk[]): Promise<Awaited<ReturnType<ChatCompletionStream['finalChatCompletion']>>> {
-  return ChatCompletionStream.fromReadableStream(readable(chunks.map((c) => JSON.stringify(c) + '\n').join(''))).finalChatCompletion();
-}
-
-/** The Anthropic SDK's own assembly of an event stream (what `messages.stream().finalMessage()` returns). */
-function anthropicFinal(events: MessageEvent[]): ReturnType<MessageStream['finalMessage']> {
-  return MessageStream.fromReadableStream(readable(events.map((e) => JSON.stringify(e.data) + '\n').join(''))).finalMessage();
-}
+import { collect } from '../helpers/async-iterables';
+import { anthropicFinalMessage, openAiFinalCompletion } from '../helpers/sdk-streams';
 
 function generate(provider: Provider, request: ModelRequest, upstreamModel: string): Promise<ModelResponse> {
   assert.ok(provider.generate);
@@ -66,7 +48,7 @@ describe('formats composed with the canonical providers (the translated paths af
 
   before(async () => {
     [anthropic, bedrock, gemini, openai] = await Promise.all([startFakeAnthropic(), startFakeBedrock(), startFakeGemini(), startFakeOpenAiUpstream()]);
-    claude = createProvider('claude', { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, retries: { max: 0 } });
+    claude = createProvider('claude', fakeAnthropicProviderConfig(anthropic));
     claudeBedrock = createProvider('bedrock', { type: 'bedrock-anthropic', baseUrl: bedrock.baseUrl, ...BEDROCK_TEST_CREDENTIALS, retries: { max: 0 } });
     gem = createProvider('gem', fakeGeminiProviderConfig(gemini));
     oai = createProvider('up', { type: 'openai', baseUrl: openai.baseUrl, retries: { max: 0 } });
@@ -92,7 +74,7 @@ describe('formats composed with the canonical providers (the translated paths af
       assert.equal(anthropic.requests.at(-1)?.body['model'], 'claude-sonnet-4-20250514');
       assert.deepEqual(chunks[0]?.choices[0]?.delta, { role: 'assistant', content: '' });
       assert.deepEqual(chunks.at(-1)?.choices, []);
-      const final = await openAiFinal(chunks);
+      const final = await openAiFinalCompletion(chunks);
       const message = final.choices[0]!.message;
       assert.equal(message.content, 'Okay, let me check.');
       assert.equal(message.tool_calls?.[0]?.type === 'function' ? message.tool_calls[0].function.name : '', 'get_weather');
@@ -104,19 +86,7 @@ describe('formats composed with the canonical providers (the translated paths af
     });
 
     it('over Anthropic, JSON mode not streamed: content is raw JSON without a fence, finish stop (anthropic-gateway.test.ts)', async () => {
-      anthropic.script({
-        kind: 'json',
-        body: {
-          id: 'msg_j',
-          type: 'message',
-          role: 'assistant',
-          model: 'claude-sonnet-4-20250514',
-          content: [{ type: 'tool_use', id: 'toolu_j', name: 'json_response', input: { answer: 42 } }],
-          stop_reason: 'tool_use',
-          stop_sequence: null,
-          usage: { input_tokens: 10, output_tokens: 5 },
-        },
-      });
+      anthropic.script({ kind: 'json', body: jsonToolMessage({ answer: 42 }) });
       const { request } = chatRequestToCanonical({
         model: 'claude-direct',
         messages: [{ role: 'user', content: 'Answer in JSON' }],
@@ -129,27 +99,12 @@ describe('formats composed with the canonical providers (the translated paths af
     });
 
     it('over Gemini, streamed: a tool call the client accumulates and sends back keeps its thought signature (gemini-gateway.test.ts)', async () => {
-      gemini.script({
-        kind: 'sse',
-        events: [
-          {
-            candidates: [
-              {
-                index: 0,
-                content: { role: 'model', parts: [{ functionCall: { name: 'lookup', args: { q: 'gateway' } }, thoughtSignature: 'U0lH' }] },
-                finishReason: 'STOP',
-              },
-            ],
-            usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 4, totalTokenCount: 13 },
-            responseId: 'r1',
-          },
-        ],
-      });
+      gemini.script({ kind: 'sse', events: geminiSignedCallEvents() });
       const tools = [
         { type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } } },
       ];
       const first = chatRequestToCanonical({ model: 'gemini-flash', messages: [{ role: 'user', content: 'Look it up' }], tools, tool_choice: 'required' });
-      const final = await openAiFinal(
+      const final = await openAiFinalCompletion(
         await collect(canonicalToChatChunks(stream(gem, first.request, 'gemini-2.5-flash'), { model: 'gemini-flash', includeUsage: true })),
       );
       assert.deepEqual(gemini.requests.at(-1)!.body['toolConfig'], { functionCallingConfig: { mode: 'ANY' } });
@@ -197,7 +152,7 @@ describe('formats composed with the canonical providers (the translated paths af
         messages: [{ role: 'user', content: 'Weather in SF?' }],
         tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: { location: { type: 'string' } } } }],
       });
-      const message = await anthropicFinal(
+      const message = await anthropicFinalMessage(
         await collect(canonicalToMessageEvents(stream(claudeBedrock, request, 'anthropic.claude-3-5-sonnet-20240620-v1:0'), 'claude-bedrock')),
       );
       const seen = bedrock.requests.at(-1);
@@ -231,7 +186,7 @@ describe('formats composed with the canonical providers (the translated paths af
       const events = await collect(
         canonicalToMessageEvents(stream(oai, messagesRequestToCanonical({ ...body, stream: true }).request, 'gpt-test'), body.model),
       );
-      const final = await anthropicFinal(events);
+      const final = await anthropicFinalMessage(events);
       assert.deepEqual(final.content, [{ type: 'text', text: 'Hello world' }]);
       assert.equal(final.stop_reason, 'end_turn');
       assert.equal(openai.requests.at(-1)!.json()['stream'], true);
@@ -249,18 +204,9 @@ describe('formats composed with the canonical providers (the translated paths af
       assert.deepEqual(message.content, [{ type: 'text', text: 'Hi from Gemini' }]);
       assert.equal(message.stop_reason, 'end_turn');
 
-      gemini.script({
-        kind: 'sse',
-        events: [
-          { candidates: [{ index: 0, content: { role: 'model', parts: [{ text: 'Streamed ' }] } }] },
-          {
-            candidates: [{ index: 0, content: { role: 'model', parts: [{ text: 'reply' }] }, finishReason: 'STOP' }],
-            usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 2, totalTokenCount: 5 },
-          },
-        ],
-      });
+      gemini.script({ kind: 'sse', events: geminiTextEvents(['Streamed ', 'reply']) });
       const streamBody = { model: 'gemini-flash', max_tokens: 64, messages: [{ role: 'user', content: 'Stream it' }] };
-      const final = await anthropicFinal(
+      const final = await anthropicFinalMessage(
         await collect(canonicalToMessageEvents(stream(gem, messagesRequestToCanonical(streamBody).request, 'gemini-2.5-flash'), 'gemini-flash')),
       );
       assert.deepEqual(final.content, [{ type: 'text', text: 'Streamed reply' }]);
@@ -276,19 +222,7 @@ describe('formats composed with the canonical providers (the translated paths af
 
   describe('legacy completions (a new translated path: today the route answers 400 for these providers)', () => {
     it('over Anthropic and the demo model: the prompt as one user turn, the text back as a text_completion, JSON and stream', async () => {
-      anthropic.script({
-        kind: 'json',
-        body: {
-          id: 'msg_c',
-          type: 'message',
-          role: 'assistant',
-          model: 'claude-sonnet-4-20250514',
-          content: [{ type: 'text', text: 'ok' }],
-          stop_reason: 'max_tokens',
-          stop_sequence: null,
-          usage: { input_tokens: 3, output_tokens: 1 },
-        },
-      });
+      anthropic.script({ kind: 'json', body: textMessage('ok', { stop_reason: 'max_tokens', usage: { input_tokens: 3, output_tokens: 1 } }) });
       const { request } = completionRequestToCanonical({ model: 'claude-direct', prompt: 'Say ok', max_tokens: 3 });
       const completion = canonicalToCompletion(await generate(claude, request, 'claude-sonnet-4-20250514'), 'claude-direct');
       assert.deepEqual(anthropic.requests.at(-1)?.body['messages'], [{ role: 'user', content: 'Say ok' }]);

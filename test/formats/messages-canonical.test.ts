@@ -4,49 +4,17 @@
 // converters) are ported here; test/gateway/messages-completions.test.ts and
 // test/providers/anthropic-gateway.test.ts drive the same shapes through HTTP.
 import assert from 'node:assert/strict';
-import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import { responseToParts } from '../../src/canonical/assemble';
 import type { ModelResponse, StreamPart } from '../../src/canonical/model';
 import { MessageEventStream, canonicalToMessage, canonicalToMessageEvents, messagesRequestToCanonical } from '../../src/formats/anthropic-messages';
 import type { MessageEvent } from '../../src/formats/anthropic-messages';
-
-function rejectsWith(fn: () => unknown, param: string): void {
-  assert.throws(fn, (err: unknown) => {
-    const e = err as { status?: number; param?: string; message?: string };
-    assert.equal(e.status, 400, e.message);
-    assert.equal(e.param, param, e.message);
-    return true;
-  });
-}
-
-async function* from<T>(items: Iterable<T>): AsyncIterable<T> {
-  for (const item of items) yield item;
-}
-
-async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of source) out.push(item);
-  return out;
-}
+import { collect, streamOf } from '../helpers/async-iterables';
+import { renderAll } from '../helpers/canonical';
+import { throwsNaming } from '../helpers/rejection';
+import { anthropicFinalMessage } from '../helpers/sdk-streams';
 
 function run(parts: Iterable<StreamPart>, model = 'claude-x'): MessageEvent[] {
-  const stream = new MessageEventStream(model);
-  const out: MessageEvent[] = [];
-  for (const part of parts) out.push(...stream.push(part));
-  out.push(...stream.end());
-  return out;
-}
-
-/** What the Anthropic SDK assembles from the events (its MessageStream reads newline-delimited events). */
-async function sdkFinalMessage(events: MessageEvent[]): Promise<unknown> {
-  const lines = events.map((e) => JSON.stringify(e.data) + '\n').join('');
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(new TextEncoder().encode(lines));
-      controller.close();
-    },
-  });
-  return MessageStream.fromReadableStream(body).finalMessage();
+  return renderAll(new MessageEventStream(model), parts);
 }
 
 function reply(overrides: Partial<ModelResponse> = {}): ModelResponse {
@@ -153,9 +121,9 @@ describe('formats/anthropic-messages ⇄ canonical', () => {
         messagesRequestToCanonical({ ...base, tool_choice: { type: 'auto', disable_parallel_tool_use: false } }).request.options.parallelToolCalls,
         undefined,
       );
-      rejectsWith(() => choice({ type: 'tool' }), 'tool_choice.name');
-      rejectsWith(() => choice({ type: 'required' }), 'tool_choice.type');
-      rejectsWith(() => choice('auto'), 'tool_choice');
+      throwsNaming(() => choice({ type: 'tool' }), 'tool_choice.name');
+      throwsNaming(() => choice({ type: 'required' }), 'tool_choice.type');
+      throwsNaming(() => choice('auto'), 'tool_choice');
     });
 
     it('keeps what a thinking model continuing after a tool call needs: thinking with signature, redacted thinking, errors, documents', () => {
@@ -293,36 +261,36 @@ describe('formats/anthropic-messages ⇄ canonical', () => {
     });
 
     it('rejects a system role inside messages, and other malformed input, with a 400 naming the field', () => {
-      rejectsWith(() => messagesRequestToCanonical({ model: 'm', max_tokens: 1, messages: [{ role: 'system', content: 'x' }] }), 'messages[0].role');
+      throwsNaming(() => messagesRequestToCanonical({ model: 'm', max_tokens: 1, messages: [{ role: 'system', content: 'x' }] }), 'messages[0].role');
       const msgs = (messages: unknown) => () => messagesRequestToCanonical({ model: 'm', max_tokens: 1, messages });
-      rejectsWith(() => messagesRequestToCanonical({ max_tokens: 1, messages: [] }), 'model');
-      rejectsWith(msgs({}), 'messages');
-      rejectsWith(msgs([{ role: 'user', content: 5 }]), 'messages[0].content');
-      rejectsWith(msgs([{ role: 'user', content: [{ text: 'no type' }] }]), 'messages[0].content[0].type');
-      rejectsWith(msgs([{ role: 'user', content: [{ type: 'text' }] }]), 'messages[0].content[0].text');
-      rejectsWith(msgs([{ role: 'user', content: [{ type: 'image', source: { type: 'base64', data: 'AA' } }] }]), 'messages[0].content[0].source.media_type');
-      rejectsWith(msgs([{ role: 'user', content: [{ type: 'image' }] }]), 'messages[0].content[0].source');
-      rejectsWith(msgs([{ role: 'user', content: [{ type: 'tool_result', content: 'x' }] }]), 'messages[0].content[0].tool_use_id');
-      rejectsWith(
+      throwsNaming(() => messagesRequestToCanonical({ max_tokens: 1, messages: [] }), 'model');
+      throwsNaming(msgs({}), 'messages');
+      throwsNaming(msgs([{ role: 'user', content: 5 }]), 'messages[0].content');
+      throwsNaming(msgs([{ role: 'user', content: [{ text: 'no type' }] }]), 'messages[0].content[0].type');
+      throwsNaming(msgs([{ role: 'user', content: [{ type: 'text' }] }]), 'messages[0].content[0].text');
+      throwsNaming(msgs([{ role: 'user', content: [{ type: 'image', source: { type: 'base64', data: 'AA' } }] }]), 'messages[0].content[0].source.media_type');
+      throwsNaming(msgs([{ role: 'user', content: [{ type: 'image' }] }]), 'messages[0].content[0].source');
+      throwsNaming(msgs([{ role: 'user', content: [{ type: 'tool_result', content: 'x' }] }]), 'messages[0].content[0].tool_use_id');
+      throwsNaming(
         msgs([{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'search_result', source: 's' }] }] }]),
         'messages[0].content[0].content[0].type',
       );
-      rejectsWith(msgs([{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 5 }] }]), 'messages[0].content[0].content');
-      rejectsWith(msgs([{ role: 'assistant', content: [{ type: 'tool_use', name: 'f', input: {} }] }]), 'messages[0].content[0].id');
-      rejectsWith(msgs([{ role: 'assistant', content: [{ type: 'tool_use', id: 't', input: {} }] }]), 'messages[0].content[0].name');
-      rejectsWith(msgs([{ role: 'assistant', content: [{ type: 'thinking', signature: 's' }] }]), 'messages[0].content[0].thinking');
-      rejectsWith(msgs([{ role: 'assistant', content: [{ type: 'redacted_thinking' }] }]), 'messages[0].content[0].data');
-      rejectsWith(() => messagesRequestToCanonical({ ...base, system: [{ type: 'image' }] }), 'system[0].type');
-      rejectsWith(() => messagesRequestToCanonical({ ...base, system: 5 }), 'system');
-      rejectsWith(() => messagesRequestToCanonical({ ...base, tools: [{ input_schema: {} }] }), 'tools[0].name');
-      rejectsWith(() => messagesRequestToCanonical({ ...base, tools: [{ name: 'f', input_schema: 'x' }] }), 'tools[0].input_schema');
-      rejectsWith(() => messagesRequestToCanonical({ ...base, tools: {} }), 'tools');
-      rejectsWith(() => messagesRequestToCanonical({ ...base, max_tokens: 'many' }), 'max_tokens');
-      rejectsWith(() => messagesRequestToCanonical({ ...base, stop_sequences: [1] }), 'stop_sequences');
-      rejectsWith(() => messagesRequestToCanonical({ ...base, metadata: 'u' }), 'metadata');
-      rejectsWith(() => messagesRequestToCanonical({ ...base, metadata: { user_id: 5 } }), 'metadata.user_id');
-      rejectsWith(() => messagesRequestToCanonical({ ...base, thinking: { type: 'enabled' } }), 'thinking.budget_tokens');
-      rejectsWith(() => messagesRequestToCanonical({ ...base, top_k: 1.5 }), 'top_k');
+      throwsNaming(msgs([{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 5 }] }]), 'messages[0].content[0].content');
+      throwsNaming(msgs([{ role: 'assistant', content: [{ type: 'tool_use', name: 'f', input: {} }] }]), 'messages[0].content[0].id');
+      throwsNaming(msgs([{ role: 'assistant', content: [{ type: 'tool_use', id: 't', input: {} }] }]), 'messages[0].content[0].name');
+      throwsNaming(msgs([{ role: 'assistant', content: [{ type: 'thinking', signature: 's' }] }]), 'messages[0].content[0].thinking');
+      throwsNaming(msgs([{ role: 'assistant', content: [{ type: 'redacted_thinking' }] }]), 'messages[0].content[0].data');
+      throwsNaming(() => messagesRequestToCanonical({ ...base, system: [{ type: 'image' }] }), 'system[0].type');
+      throwsNaming(() => messagesRequestToCanonical({ ...base, system: 5 }), 'system');
+      throwsNaming(() => messagesRequestToCanonical({ ...base, tools: [{ input_schema: {} }] }), 'tools[0].name');
+      throwsNaming(() => messagesRequestToCanonical({ ...base, tools: [{ name: 'f', input_schema: 'x' }] }), 'tools[0].input_schema');
+      throwsNaming(() => messagesRequestToCanonical({ ...base, tools: {} }), 'tools');
+      throwsNaming(() => messagesRequestToCanonical({ ...base, max_tokens: 'many' }), 'max_tokens');
+      throwsNaming(() => messagesRequestToCanonical({ ...base, stop_sequences: [1] }), 'stop_sequences');
+      throwsNaming(() => messagesRequestToCanonical({ ...base, metadata: 'u' }), 'metadata');
+      throwsNaming(() => messagesRequestToCanonical({ ...base, metadata: { user_id: 5 } }), 'metadata.user_id');
+      throwsNaming(() => messagesRequestToCanonical({ ...base, thinking: { type: 'enabled' } }), 'thinking.budget_tokens');
+      throwsNaming(() => messagesRequestToCanonical({ ...base, top_k: 1.5 }), 'top_k');
     });
   });
 
@@ -531,7 +499,7 @@ describe('formats/anthropic-messages ⇄ canonical', () => {
       const seen: string[] = [];
       await assert.rejects(async () => {
         for await (const e of canonicalToMessageEvents(
-          from<StreamPart>([
+          streamOf<StreamPart>([
             { type: 'start', id: 'x', model: 'm', created: 1 },
             { type: 'text-start', id: 't' },
             { type: 'text-delta', id: 't', delta: 'partial' },
@@ -558,7 +526,7 @@ describe('formats/anthropic-messages ⇄ canonical', () => {
       await assert.rejects(
         collect(
           canonicalToMessageEvents(
-            from<StreamPart>([
+            streamOf<StreamPart>([
               { type: 'start', id: 'x', model: 'm', created: 1 },
               { type: 'text-start', id: 't' },
             ]),
@@ -594,8 +562,8 @@ describe('formats/anthropic-messages ⇄ canonical', () => {
         finishReason: 'tool_calls',
         usage: { inputTokens: 482, outputTokens: 89, cachedInputTokens: 10 },
       });
-      const events = await collect(canonicalToMessageEvents(from(responseToParts(full, (t) => t.match(/.{1,5}/gs) ?? [])), 'claude-x'));
-      const assembled = (await sdkFinalMessage(events)) as Record<string, unknown>;
+      const events = await collect(canonicalToMessageEvents(streamOf(responseToParts(full, (t) => t.match(/.{1,5}/gs) ?? [])), 'claude-x'));
+      const assembled = (await anthropicFinalMessage(events)) as unknown as Record<string, unknown>;
       const expected = canonicalToMessage(full, 'claude-x');
       for (const key of ['id', 'type', 'role', 'model', 'content', 'stop_reason', 'stop_sequence'] as const)
         assert.deepEqual(assembled[key], expected[key], key);

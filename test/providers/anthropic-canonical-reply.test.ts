@@ -3,21 +3,12 @@
 // and StreamPart on the caller's side, JSON mode included.
 import assert from 'node:assert/strict';
 import { assembleResponse } from '../../src/canonical/assemble';
-import type { ModelRequest, StreamPart, ToolDefinition } from '../../src/canonical/model';
-import type { ProviderConfig } from '../../src/config/types';
+import type { StreamPart, ToolDefinition } from '../../src/canonical/model';
 import { GatewayError } from '../../src/http/errors';
-import type { AnthropicFamilyProvider } from '../../src/providers/anthropic/anthropic-family-provider';
-import { createAnthropicProvider } from '../../src/providers/anthropic/anthropic-provider';
-import { jsonToolEvents, textMessage, textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
-import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
-
-const ask = (overrides: Partial<ModelRequest> = {}): ModelRequest => ({
-  model: 'claude-gw',
-  messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
-  tools: [],
-  options: {},
-  ...overrides,
-});
+import { jsonToolEvents, messageStart, textMessage, textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
+import { useFakeAnthropicProvider } from '../fixtures/upstreams/anthropic-upstream';
+import { collect, streamOf } from '../helpers/async-iterables';
+import { modelRequest, streamedText } from '../helpers/canonical';
 
 const weatherTool: ToolDefinition = {
   kind: 'function',
@@ -26,53 +17,13 @@ const weatherTool: ToolDefinition = {
   parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
 };
 
-async function collect(source: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
-  const out: StreamPart[] = [];
-  for await (const part of source) out.push(part);
-  return out;
-}
-
-async function* replay(parts: StreamPart[]): AsyncIterable<StreamPart> {
-  yield* parts;
-}
-
-const message = (type: string, overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
-  type: 'message_start',
-  message: {
-    id: 'msg_01Canon',
-    type: 'message',
-    role: 'assistant',
-    model: 'claude-sonnet-4-20250514',
-    content: [],
-    stop_reason: null,
-    stop_sequence: null,
-    usage: { input_tokens: 10, output_tokens: 1 },
-    ...overrides,
-  },
-  ...(type === 'message_start' ? {} : { type }),
-});
-
-/** The text the parts carry (what a client renders). */
-const textOf = (parts: StreamPart[]): string => parts.map((p) => (p.type === 'text-delta' ? p.delta : '')).join('');
-
 describe('providers/anthropic canonical replies and streams', () => {
-  let upstream: FakeAnthropic;
-  let provider: AnthropicFamilyProvider;
-
-  before(async () => {
-    upstream = await startFakeAnthropic();
-    const config: ProviderConfig = { type: 'anthropic', baseUrl: upstream.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, retries: { max: 0 } };
-    provider = createAnthropicProvider('claude', config);
-  });
-  after(async () => {
-    await provider.close();
-    await upstream.close();
-  });
-  beforeEach(() => upstream.requests.splice(0));
+  const anthropic = useFakeAnthropicProvider();
+  beforeEach(() => anthropic.fake.requests.splice(0));
 
   describe('replies (generate)', () => {
     it('maps text, tool calls (JSON-text arguments), finish reason and usage with cache reads and writes', async () => {
-      upstream.script({
+      anthropic.fake.script({
         kind: 'json',
         body: textMessage('', {
           content: [
@@ -85,7 +36,7 @@ describe('providers/anthropic canonical replies and streams', () => {
         }),
       });
       const before = Math.floor(Date.now() / 1000);
-      const response = await provider.generate(ask({ tools: [weatherTool] }), 'claude', {});
+      const response = await anthropic.provider.generate(modelRequest({ tools: [weatherTool] }), 'claude', {});
       assert.equal(response.id, 'msg_01TextReply');
       assert.equal(response.model, 'claude-sonnet-4-20250514', "the upstream's model name");
       assert.ok(response.created >= before && response.created <= before + 2);
@@ -111,8 +62,8 @@ describe('providers/anthropic canonical replies and streams', () => {
         ['pause_turn', 'other', null],
       ];
       for (const [stopReason, finish, stopSequence] of expected) {
-        upstream.script({ kind: 'json', body: textMessage('x', { stop_reason: stopReason, stop_sequence: stopSequence }) });
-        const response = await provider.generate(ask(), 'claude', {});
+        anthropic.fake.script({ kind: 'json', body: textMessage('x', { stop_reason: stopReason, stop_sequence: stopSequence }) });
+        const response = await anthropic.provider.generate(modelRequest(), 'claude', {});
         assert.equal(response.finishReason, finish, stopReason);
         assert.equal(response.rawFinishReason, stopReason);
         assert.equal(response.stopSequence, stopSequence);
@@ -128,7 +79,7 @@ describe('providers/anthropic canonical replies and streams', () => {
         tool_use_id: 'srvtoolu_1',
         content: [{ type: 'web_search_result', url: 'https://w.example', title: 'W' }],
       };
-      upstream.script({
+      anthropic.fake.script({
         kind: 'json',
         body: textMessage('', {
           content: [
@@ -140,7 +91,7 @@ describe('providers/anthropic canonical replies and streams', () => {
           ],
         }),
       });
-      const response = await provider.generate(ask(), 'claude', {});
+      const response = await anthropic.provider.generate(modelRequest(), 'claude', {});
       assert.deepEqual(response.content, [
         { type: 'reasoning', text: 'Search first.', signature: 'EqQBsig' },
         { type: 'reasoning', text: '', redactedData: 'EmwKAhgBEgy3va' },
@@ -153,9 +104,9 @@ describe('providers/anthropic canonical replies and streams', () => {
 
   describe('streams', () => {
     it('translates events split across TCP writes: start, text block, tool call id/name then fragments, one finish with usage', async () => {
-      upstream.script({ kind: 'sse', events: textThenToolEvents(), chunkBytes: 5 });
-      const parts = await collect(provider.stream(ask({ tools: [weatherTool] }), 'claude', {}));
-      const seen = upstream.requests[0];
+      anthropic.fake.script({ kind: 'sse', events: textThenToolEvents(), chunkBytes: 5 });
+      const parts = await collect(anthropic.provider.stream(modelRequest({ tools: [weatherTool] }), 'claude', {}));
+      const seen = anthropic.fake.requests[0];
       assert.equal(seen?.body['stream'], true);
       assert.equal(seen?.headers['accept'], 'text/event-stream');
       assert.deepEqual(parts[0], { type: 'start', id: 'msg_01Stream', model: 'claude-sonnet-4-20250514', created: (parts[0] as { created: number }).created });
@@ -177,7 +128,7 @@ describe('providers/anthropic canonical replies and streams', () => {
           usage: { inputTokens: 482, outputTokens: 89, cachedInputTokens: 10 },
         },
       ]);
-      const assembled = await assembleResponse(replay(parts));
+      const assembled = await assembleResponse(streamOf(parts));
       assert.deepEqual(assembled.content, [
         { type: 'text', text: 'Okay, let me check.' },
         { type: 'tool-call', id: 'toolu_01Weather', name: 'get_weather', arguments: '{"location": "San Francisco, CA"}' },
@@ -196,8 +147,8 @@ describe('providers/anthropic canonical replies and streams', () => {
         { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '"CET"}' } },
         { type: 'content_block_stop', index: 2 },
       );
-      upstream.script({ kind: 'sse', events, chunkBytes: 3 });
-      const parts = await collect(provider.stream(ask(), 'claude', {}));
+      anthropic.fake.script({ kind: 'sse', events, chunkBytes: 3 });
+      const parts = await collect(anthropic.provider.stream(modelRequest(), 'claude', {}));
       assert.deepEqual(
         parts.filter((p) => p.type === 'tool-call-delta'),
         [
@@ -206,7 +157,7 @@ describe('providers/anthropic canonical replies and streams', () => {
           { type: 'tool-call-delta', id: 'b2', delta: '"CET"}' },
         ],
       );
-      const assembled = await assembleResponse(replay(parts));
+      const assembled = await assembleResponse(streamOf(parts));
       assert.deepEqual(
         assembled.content.filter((p) => p.type === 'tool-call'),
         [
@@ -223,7 +174,7 @@ describe('providers/anthropic canonical replies and streams', () => {
         content: [{ type: 'web_search_result', url: 'https://w.example', title: 'W' }],
       };
       const events: Record<string, unknown>[] = [
-        message('message_start', { usage: { input_tokens: 50, output_tokens: 1, cache_creation_input_tokens: 200 } }),
+        messageStart({ id: 'msg_01Canon', usage: { input_tokens: 50, output_tokens: 1, cache_creation_input_tokens: 200 } }),
         { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } },
         { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'I should ' } },
         { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'search.' } },
@@ -243,8 +194,8 @@ describe('providers/anthropic canonical replies and streams', () => {
         { type: 'message_delta', delta: { stop_reason: 'stop_sequence', stop_sequence: '###' }, usage: { output_tokens: 30, cache_read_input_tokens: 40 } },
         { type: 'message_stop' },
       ];
-      upstream.script({ kind: 'sse', events, chunkBytes: 11 });
-      const parts = await collect(provider.stream(ask(), 'claude', {}));
+      anthropic.fake.script({ kind: 'sse', events, chunkBytes: 11 });
+      const parts = await collect(anthropic.provider.stream(modelRequest(), 'claude', {}));
       assert.deepEqual(parts.slice(1), [
         { type: 'reasoning-start', id: 'b0' },
         { type: 'reasoning-delta', id: 'b0', delta: 'I should ' },
@@ -265,7 +216,7 @@ describe('providers/anthropic canonical replies and streams', () => {
           usage: { inputTokens: 290, outputTokens: 30, cachedInputTokens: 40, cacheCreationInputTokens: 200 },
         },
       ]);
-      const assembled = await assembleResponse(replay(parts));
+      const assembled = await assembleResponse(streamOf(parts));
       assert.deepEqual(assembled.content.slice(0, 2), [
         { type: 'reasoning', text: 'I should search.', signature: 'EqQBsig' },
         { type: 'reasoning', text: '', redactedData: 'EmwKAhgBEgy3va' },
@@ -275,11 +226,11 @@ describe('providers/anthropic canonical replies and streams', () => {
     it('ends with a thrown error (not a silent end) on a mid-stream error event, after the parts already produced', async () => {
       const events = textThenToolEvents().slice(0, 4);
       events.push({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
-      upstream.script({ kind: 'sse', events });
+      anthropic.fake.script({ kind: 'sse', events });
       const seen: StreamPart[] = [];
       await assert.rejects(
         (async () => {
-          for await (const part of provider.stream(ask(), 'claude', {})) seen.push(part);
+          for await (const part of anthropic.provider.stream(modelRequest(), 'claude', {})) seen.push(part);
         })(),
         (err: unknown) =>
           err instanceof GatewayError &&
@@ -288,7 +239,7 @@ describe('providers/anthropic canonical replies and streams', () => {
           /overloaded_error/.test(err.message) &&
           /Overloaded/.test(err.message),
       );
-      assert.equal(textOf(seen), 'Okay, let me ');
+      assert.equal(streamedText(seen), 'Okay, let me ');
       assert.equal(
         seen.some((p) => p.type === 'finish'),
         false,
@@ -296,31 +247,34 @@ describe('providers/anthropic canonical replies and streams', () => {
     });
 
     it('aborting the call (client gone) closes the upstream connection mid-stream', async () => {
-      upstream.script({ kind: 'hang', events: textThenToolEvents().slice(0, 4) });
+      anthropic.fake.script({ kind: 'hang', events: textThenToolEvents().slice(0, 4) });
       const controller = new AbortController();
-      const gone = upstream.clientGone();
+      const gone = anthropic.fake.clientGone();
       const seen: StreamPart[] = [];
       await assert.rejects(async () => {
-        for await (const part of provider.stream(ask(), 'claude', { signal: controller.signal })) {
+        for await (const part of anthropic.provider.stream(modelRequest(), 'claude', { signal: controller.signal })) {
           seen.push(part);
-          if (textOf(seen) !== '') controller.abort();
+          if (streamedText(seen) !== '') controller.abort();
         }
       });
       await gone;
-      assert.equal(textOf(seen), 'Okay, let me ');
+      assert.equal(streamedText(seen), 'Okay, let me ');
     });
 
     it('ends with an upstream_error when the upstream cuts the connection mid-stream', async () => {
-      upstream.script({ kind: 'sse', events: textThenToolEvents().slice(0, 6), endAbruptly: true });
-      await assert.rejects(collect(provider.stream(ask(), 'claude', {})), (err: unknown) => err instanceof GatewayError && err.code === 'upstream_error');
+      anthropic.fake.script({ kind: 'sse', events: textThenToolEvents().slice(0, 6), endAbruptly: true });
+      await assert.rejects(
+        collect(anthropic.provider.stream(modelRequest(), 'claude', {})),
+        (err: unknown) => err instanceof GatewayError && err.code === 'upstream_error',
+      );
     });
 
     it('ends with an upstream_error when the stream ends cleanly but before message_stop, even after message_delta (no finish part)', async () => {
-      upstream.script({ kind: 'sse', events: textThenToolEvents().slice(0, 13) });
+      anthropic.fake.script({ kind: 'sse', events: textThenToolEvents().slice(0, 13) });
       const seen: StreamPart[] = [];
       await assert.rejects(
         (async () => {
-          for await (const part of provider.stream(ask(), 'claude', {})) seen.push(part);
+          for await (const part of anthropic.provider.stream(modelRequest(), 'claude', {})) seen.push(part);
         })(),
         (err: unknown) => err instanceof GatewayError && err.code === 'upstream_error' && /ended before the message was complete/.test(err.message),
       );
@@ -330,7 +284,7 @@ describe('providers/anthropic canonical replies and streams', () => {
 
   describe('response format (rule 4: raw JSON text, no code fence)', () => {
     it('json_object forces a JSON tool with an object schema; the reply is the raw JSON of its input', async () => {
-      upstream.script({
+      anthropic.fake.script({
         kind: 'json',
         body: textMessage('', {
           content: [
@@ -340,8 +294,8 @@ describe('providers/anthropic canonical replies and streams', () => {
           stop_reason: 'tool_use',
         }),
       });
-      const response = await provider.generate(ask({ options: { responseFormat: { type: 'json_object' } } }), 'claude', {});
-      const body = upstream.requests[0]?.body ?? {};
+      const response = await anthropic.provider.generate(modelRequest({ options: { responseFormat: { type: 'json_object' } } }), 'claude', {});
+      const body = anthropic.fake.requests[0]?.body ?? {};
       assert.deepEqual(body['tool_choice'], { type: 'tool', name: 'json_response' });
       assert.deepEqual((body['tools'] as { input_schema: unknown }[])[0]?.input_schema, { type: 'object' });
       assert.equal(body['response_format'], undefined);
@@ -352,11 +306,15 @@ describe('providers/anthropic canonical replies and streams', () => {
 
     it('json_schema sends the schema as the tool input_schema, streaming the input fragments as text', async () => {
       const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
-      upstream.script({ kind: 'sse', events: jsonToolEvents('answer_schema', ['{"ans', 'wer": "4', '2"}']), chunkBytes: 4 });
+      anthropic.fake.script({ kind: 'sse', events: jsonToolEvents('answer_schema', ['{"ans', 'wer": "4', '2"}']), chunkBytes: 4 });
       const parts = await collect(
-        provider.stream(ask({ options: { responseFormat: { type: 'json_schema', name: 'answer_schema', schema, strict: true } } }), 'claude', {}),
+        anthropic.provider.stream(
+          modelRequest({ options: { responseFormat: { type: 'json_schema', name: 'answer_schema', schema, strict: true } } }),
+          'claude',
+          {},
+        ),
       );
-      const body = upstream.requests[0]?.body ?? {};
+      const body = anthropic.fake.requests[0]?.body ?? {};
       assert.deepEqual(body['tool_choice'], { type: 'tool', name: 'answer_schema' });
       assert.deepEqual((body['tools'] as { input_schema: unknown }[])[0]?.input_schema, schema);
       assert.deepEqual(parts.slice(1), [
@@ -367,16 +325,18 @@ describe('providers/anthropic canonical replies and streams', () => {
         { type: 'text-end', id: 'b0' },
         { type: 'finish', finishReason: 'stop', rawFinishReason: 'end_turn', stopSequence: null, usage: { inputTokens: 30, outputTokens: 20 } },
       ]);
-      assert.doesNotMatch(textOf(parts), /```/);
+      assert.doesNotMatch(streamedText(parts), /```/);
     });
 
     it('json_schema with a non-object top level is wrapped upstream and unwrapped for the caller', async () => {
       const schema = { type: 'array', items: { type: 'integer' } };
-      upstream.script({ kind: 'sse', events: jsonToolEvents('json_response', ['{"value": [1,', ' 2, 3]}']) });
-      const parts = await collect(provider.stream(ask({ options: { responseFormat: { type: 'json_schema', name: '', schema } } }), 'claude', {}));
-      const tool = (upstream.requests[0]?.body['tools'] as { input_schema: unknown }[])[0];
+      anthropic.fake.script({ kind: 'sse', events: jsonToolEvents('json_response', ['{"value": [1,', ' 2, 3]}']) });
+      const parts = await collect(
+        anthropic.provider.stream(modelRequest({ options: { responseFormat: { type: 'json_schema', name: '', schema } } }), 'claude', {}),
+      );
+      const tool = (anthropic.fake.requests[0]?.body['tools'] as { input_schema: unknown }[])[0];
       assert.deepEqual(tool?.input_schema, { type: 'object', properties: { value: schema }, required: ['value'] });
-      assert.equal(textOf(parts), '[1,2,3]');
+      assert.equal(streamedText(parts), '[1,2,3]');
       assert.deepEqual(
         parts.filter((p) => p.type === 'text-start' || p.type === 'text-end').map((p) => p.type),
         ['text-start', 'text-end'],
@@ -384,11 +344,19 @@ describe('providers/anthropic canonical replies and streams', () => {
     });
 
     it('rule 5: json_object with tools, with a tool choice or with thinking is not forced (tools stay usable)', async () => {
-      upstream.script(...[1, 2, 3].map(() => ({ kind: 'json' as const, body: textMessage('{"a":1}') })));
-      await provider.generate(ask({ tools: [weatherTool], options: { responseFormat: { type: 'json_object' } } }), 'claude', {});
-      await provider.generate(ask({ options: { reasoning: { budgetTokens: 1024 }, responseFormat: { type: 'json_object' } } }), 'claude', {});
-      const response = await provider.generate(ask({ options: { reasoning: { effort: 'low' }, responseFormat: { type: 'json_object' } } }), 'claude', {});
-      const [withTools, withBudget, withEffort] = upstream.requests;
+      anthropic.fake.script(...[1, 2, 3].map(() => ({ kind: 'json' as const, body: textMessage('{"a":1}') })));
+      await anthropic.provider.generate(modelRequest({ tools: [weatherTool], options: { responseFormat: { type: 'json_object' } } }), 'claude', {});
+      await anthropic.provider.generate(
+        modelRequest({ options: { reasoning: { budgetTokens: 1024 }, responseFormat: { type: 'json_object' } } }),
+        'claude',
+        {},
+      );
+      const response = await anthropic.provider.generate(
+        modelRequest({ options: { reasoning: { effort: 'low' }, responseFormat: { type: 'json_object' } } }),
+        'claude',
+        {},
+      );
+      const [withTools, withBudget, withEffort] = anthropic.fake.requests;
       assert.equal(withTools?.body['tool_choice'], undefined);
       assert.deepEqual(
         (withTools?.body['tools'] as { name: string }[]).map((t) => t.name),
@@ -401,7 +369,7 @@ describe('providers/anthropic canonical replies and streams', () => {
     });
 
     it('json_schema with thinking offers the JSON tool without forcing it; the reply is its input alone', async () => {
-      upstream.script({
+      anthropic.fake.script({
         kind: 'json',
         body: textMessage('', {
           content: [
@@ -412,12 +380,12 @@ describe('providers/anthropic canonical replies and streams', () => {
           stop_reason: 'tool_use',
         }),
       });
-      const response = await provider.generate(
-        ask({ options: { reasoning: { effort: 'minimal' }, responseFormat: { type: 'json_schema', name: 'out', schema: { type: 'object' } } } }),
+      const response = await anthropic.provider.generate(
+        modelRequest({ options: { reasoning: { effort: 'minimal' }, responseFormat: { type: 'json_schema', name: 'out', schema: { type: 'object' } } } }),
         'claude',
         {},
       );
-      const body = upstream.requests[0]?.body ?? {};
+      const body = anthropic.fake.requests[0]?.body ?? {};
       assert.equal(body['tool_choice'], undefined);
       assert.deepEqual(
         (body['tools'] as { name: string }[]).map((t) => t.name),
@@ -431,7 +399,7 @@ describe('providers/anthropic canonical replies and streams', () => {
     });
 
     it("json_schema alongside the caller's tools lets the model pick a tool or the JSON tool (tool_choice any); a forced tool of the caller's wins", async () => {
-      upstream.script(
+      anthropic.fake.script(
         {
           kind: 'json',
           body: textMessage('', { content: [{ type: 'tool_use', id: 't', name: 'get_weather', input: { location: 'Rome' } }], stop_reason: 'tool_use' }),
@@ -439,8 +407,8 @@ describe('providers/anthropic canonical replies and streams', () => {
         { kind: 'json', body: textMessage('ok') },
       );
       const responseFormat = { type: 'json_schema' as const, name: 'get_weather', schema: { type: 'object' } };
-      const response = await provider.generate(ask({ tools: [weatherTool], options: { responseFormat } }), 'claude', {});
-      const body = upstream.requests[0]?.body ?? {};
+      const response = await anthropic.provider.generate(modelRequest({ tools: [weatherTool], options: { responseFormat } }), 'claude', {});
+      const body = anthropic.fake.requests[0]?.body ?? {};
       assert.deepEqual(body['tool_choice'], { type: 'any' });
       assert.deepEqual(
         (body['tools'] as { name: string }[]).map((t) => t.name),
@@ -450,8 +418,12 @@ describe('providers/anthropic canonical replies and streams', () => {
       assert.equal(response.finishReason, 'tool_calls');
       assert.deepEqual(response.content, [{ type: 'tool-call', id: 't', name: 'get_weather', arguments: '{"location":"Rome"}' }]);
 
-      await provider.generate(ask({ tools: [weatherTool], toolChoice: { kind: 'tool', name: 'get_weather' }, options: { responseFormat } }), 'claude', {});
-      assert.deepEqual(upstream.requests[1]?.body['tool_choice'], { type: 'tool', name: 'get_weather' });
+      await anthropic.provider.generate(
+        modelRequest({ tools: [weatherTool], toolChoice: { kind: 'tool', name: 'get_weather' }, options: { responseFormat } }),
+        'claude',
+        {},
+      );
+      assert.deepEqual(anthropic.fake.requests[1]?.body['tool_choice'], { type: 'tool', name: 'get_weather' });
     });
   });
 });

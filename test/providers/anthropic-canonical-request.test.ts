@@ -3,15 +3,11 @@
 // the upstream's errors, and the /v1/messages pass-through.
 import assert from 'node:assert/strict';
 import type { Message, ModelRequest, ToolDefinition } from '../../src/canonical/model';
-import type { ProviderConfig } from '../../src/config/types';
 import { GatewayError } from '../../src/http/errors';
-import type { AnthropicFamilyProvider } from '../../src/providers/anthropic/anthropic-family-provider';
 import { createAnthropicProvider } from '../../src/providers/anthropic/anthropic-provider';
 import { textMessage } from '../fixtures/upstreams/anthropic-events';
-import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
-
-const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] });
-const ask = (overrides: Partial<ModelRequest> = {}): ModelRequest => ({ model: 'claude-gw', messages: [user('hi')], tools: [], options: {}, ...overrides });
+import { FAKE_ANTHROPIC_KEY, fakeAnthropicProviderConfig, useFakeAnthropicProvider } from '../fixtures/upstreams/anthropic-upstream';
+import { modelRequest, user } from '../helpers/canonical';
 
 const weatherTool: ToolDefinition = {
   kind: 'function',
@@ -31,25 +27,14 @@ const isBadRequest =
     (message === undefined || message.test(err.message));
 
 describe('providers/anthropic canonical request (generate against a fake Messages API)', () => {
-  let upstream: FakeAnthropic;
-  let provider: AnthropicFamilyProvider;
-
-  before(async () => {
-    upstream = await startFakeAnthropic();
-    const config: ProviderConfig = { type: 'anthropic', baseUrl: upstream.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, retries: { max: 0 } };
-    provider = createAnthropicProvider('claude', config);
-  });
-  after(async () => {
-    await provider.close();
-    await upstream.close();
-  });
-  beforeEach(() => upstream.requests.splice(0));
+  const anthropic = useFakeAnthropicProvider();
+  beforeEach(() => anthropic.fake.requests.splice(0));
 
   /** Sends the request, answered with a plain text reply, and returns the body the upstream received. */
   async function sent(request: ModelRequest): Promise<Record<string, unknown>> {
-    upstream.script({ kind: 'json', body: textMessage('ok') });
-    await provider.generate(request, 'claude-sonnet-4-20250514', {});
-    const seen = upstream.requests.at(-1);
+    anthropic.fake.script({ kind: 'json', body: textMessage('ok') });
+    await anthropic.provider.generate(request, 'claude-sonnet-4-20250514', {});
+    const seen = anthropic.fake.requests.at(-1);
     assert.ok(seen, 'the upstream got a request');
     return seen.body;
   }
@@ -84,11 +69,11 @@ describe('providers/anthropic canonical request (generate against a fake Message
         options: { parallelToolCalls: false, stop: ['STOP'], temperature: 0.3, topP: 0.8, topK: 40, user: 'user-42' },
       };
       const frozen = structuredClone(request);
-      upstream.script({ kind: 'json', body: textMessage('ok') });
-      await provider.generate(request, 'claude-sonnet-4-20250514', {});
+      anthropic.fake.script({ kind: 'json', body: textMessage('ok') });
+      await anthropic.provider.generate(request, 'claude-sonnet-4-20250514', {});
       assert.deepEqual(request, frozen, 'the canonical request is not mutated (retries resend it)');
 
-      const seen = upstream.requests[0];
+      const seen = anthropic.fake.requests[0];
       assert.ok(seen);
       assert.equal(seen.path, '/v1/messages');
       assert.equal(seen.headers['x-api-key'], FAKE_ANTHROPIC_KEY);
@@ -140,7 +125,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
 
     it('merges a user message after tool results into one turn, tool results first, and sends one-text turns as strings', async () => {
       const body = await sent(
-        ask({
+        modelRequest({
           messages: [
             user('first'),
             {
@@ -179,7 +164,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
     it('keeps cache control: system as blocks, on text, image, tool results and tools', async () => {
       const ephemeral = { type: 'ephemeral' };
       const body = await sent(
-        ask({
+        modelRequest({
           messages: [
             {
               role: 'system',
@@ -221,7 +206,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
 
     it('sends files and documents as document blocks: base64 PDF, text (decoded), PDF URL, image files as images, documents with title/context/citations', async () => {
       const body = await sent(
-        ask({
+        modelRequest({
           messages: [
             {
               role: 'user',
@@ -295,28 +280,28 @@ describe('providers/anthropic canonical request (generate against a fake Message
         [{ role: 'user', content: [{ type: 'image', source: { kind: 'url', url: 'ftp://example.com/a.png' } }] }, 'messages[0].content[0]', /http\(s\)/],
       ];
       for (const [message, param, pattern] of refusals) {
-        await assert.rejects(provider.generate(ask({ messages: [message] }), 'claude', {}), isBadRequest(param, pattern), param);
+        await assert.rejects(anthropic.provider.generate(modelRequest({ messages: [message] }), 'claude', {}), isBadRequest(param, pattern), param);
       }
-      assert.equal(upstream.requests.length, 0);
+      assert.equal(anthropic.fake.requests.length, 0);
     });
 
     it('refuses tool-call arguments that are not a JSON object with a 400 naming the field (nothing sent)', async () => {
       for (const args of ['not json', '[1,2]']) {
         await assert.rejects(
-          provider.generate(
-            ask({ messages: [user('q'), { role: 'assistant', content: [{ type: 'tool-call', id: 't', name: 'f', arguments: args }] }] }),
+          anthropic.provider.generate(
+            modelRequest({ messages: [user('q'), { role: 'assistant', content: [{ type: 'tool-call', id: 't', name: 'f', arguments: args }] }] }),
             'claude',
             {},
           ),
           isBadRequest('messages[1].content[0].arguments', /JSON object/),
         );
       }
-      assert.equal(upstream.requests.length, 0);
+      assert.equal(anthropic.fake.requests.length, 0);
     });
 
     it('sends reasoning back first in its turn as thinking (with signature) or redacted_thinking; reasoning Anthropic cannot verify is left out', async () => {
       const body = await sent(
-        ask({
+        modelRequest({
           messages: [
             user('q'),
             {
@@ -353,7 +338,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
       };
       const userSearchResult = { type: 'search_result', source: 'https://kb.example/1', title: 'KB', content: [{ type: 'text', text: 'fact' }] };
       const body = await sent(
-        ask({
+        modelRequest({
           messages: [
             {
               role: 'user',
@@ -381,22 +366,22 @@ describe('providers/anthropic canonical request (generate against a fake Message
       ]);
 
       await assert.rejects(
-        provider.generate(
-          ask({ messages: [{ role: 'user', content: [{ type: 'native', format: 'responses', value: { type: 'input_audio' } }] }] }),
+        anthropic.provider.generate(
+          modelRequest({ messages: [{ role: 'user', content: [{ type: 'native', format: 'responses', value: { type: 'input_audio' } }] }] }),
           'claude',
           {},
         ),
         isBadRequest('messages[0].content[0]', /responses content part "input_audio"/),
       );
       await assert.rejects(
-        provider.generate(
-          ask({ messages: [user('q'), { role: 'assistant', content: [{ type: 'native', format: 'chat', value: { type: 'audio' } }] }] }),
+        anthropic.provider.generate(
+          modelRequest({ messages: [user('q'), { role: 'assistant', content: [{ type: 'native', format: 'chat', value: { type: 'audio' } }] }] }),
           'claude',
           {},
         ),
         isBadRequest('messages[1].content[0]'),
       );
-      assert.equal(upstream.requests.length, 1);
+      assert.equal(anthropic.fake.requests.length, 1);
     });
   });
 
@@ -419,20 +404,20 @@ describe('providers/anthropic canonical request (generate against a fake Message
         [{ options: { stop: [] } }, { stop_sequences: undefined, tool_choice: undefined }],
       ];
       for (const [overrides, expected] of cases) {
-        const body = await sent(ask({ tools: [weatherTool], ...overrides }));
+        const body = await sent(modelRequest({ tools: [weatherTool], ...overrides }));
         for (const [key, value] of Object.entries(expected)) assert.deepEqual(body[key], value, `${JSON.stringify(overrides)}: ${key}`);
       }
     });
 
     it('an allowed-tools choice sends only the allowed tools’ definitions, with auto or any', async () => {
-      const auto = await sent(ask({ tools: [weatherTool, timeTool], toolChoice: { kind: 'allowed', mode: 'auto', names: ['get_time'] } }));
+      const auto = await sent(modelRequest({ tools: [weatherTool, timeTool], toolChoice: { kind: 'allowed', mode: 'auto', names: ['get_time'] } }));
       assert.deepEqual(
         (auto['tools'] as { name: string }[]).map((t) => t.name),
         ['get_time'],
       );
       assert.deepEqual(auto['tool_choice'], { type: 'auto' });
       const required = await sent(
-        ask({ tools: [weatherTool, timeTool], toolChoice: { kind: 'allowed', mode: 'required', names: ['get_weather', 'get_time'] } }),
+        modelRequest({ tools: [weatherTool, timeTool], toolChoice: { kind: 'allowed', mode: 'required', names: ['get_weather', 'get_time'] } }),
       );
       assert.deepEqual(
         (required['tools'] as { name: string }[]).map((t) => t.name),
@@ -440,34 +425,36 @@ describe('providers/anthropic canonical request (generate against a fake Message
       );
       assert.deepEqual(required['tool_choice'], { type: 'any' });
       await assert.rejects(
-        provider.generate(ask({ tools: [weatherTool], toolChoice: { kind: 'allowed', mode: 'required', names: ['nope'] } }), 'claude', {}),
+        anthropic.provider.generate(modelRequest({ tools: [weatherTool], toolChoice: { kind: 'allowed', mode: 'required', names: ['nope'] } }), 'claude', {}),
         isBadRequest('tool_choice'),
       );
     });
 
     it('sends native Messages tools verbatim; hosted, MCP and other formats’ tools are 400 unsupported_tool_type (nothing sent)', async () => {
       const webSearch = { type: 'web_search_20250305', name: 'web_search', max_uses: 3 };
-      const body = await sent(ask({ tools: [weatherTool, { kind: 'native', format: 'messages', type: 'web_search_20250305', definition: webSearch }] }));
+      const body = await sent(
+        modelRequest({ tools: [weatherTool, { kind: 'native', format: 'messages', type: 'web_search_20250305', definition: webSearch }] }),
+      );
       assert.deepEqual((body['tools'] as unknown[])[1], webSearch);
 
-      upstream.requests.splice(0);
+      anthropic.fake.requests.splice(0);
       const refused: ToolDefinition[] = [
         { kind: 'hosted', type: 'svc_web_search', config: {} },
         { kind: 'mcp', serverLabel: 'docs', config: { server_url: 'https://mcp.example' } },
         { kind: 'native', format: 'responses', type: 'web_search_preview', definition: { type: 'web_search_preview' } },
       ];
       for (const tool of refused) {
-        await assert.rejects(provider.generate(ask({ tools: [weatherTool, tool] }), 'claude', {}), (err: unknown) => {
+        await assert.rejects(anthropic.provider.generate(modelRequest({ tools: [weatherTool, tool] }), 'claude', {}), (err: unknown) => {
           return err instanceof GatewayError && err.status === 400 && err.code === 'unsupported_tool_type' && err.param === 'tools[1]';
         });
       }
-      assert.equal(upstream.requests.length, 0);
+      assert.equal(anthropic.fake.requests.length, 0);
     });
   });
 
   describe('options', () => {
     it('honours exactly the options it maps; the others are not sent', async () => {
-      assert.deepEqual([...provider.honours].sort(), [
+      assert.deepEqual([...anthropic.provider.honours].sort(), [
         'maxOutputTokens',
         'parallelToolCalls',
         'reasoning',
@@ -478,9 +465,9 @@ describe('providers/anthropic canonical request (generate against a fake Message
         'topP',
         'user',
       ]);
-      assert.equal(provider.extrasOf, 'messages');
+      assert.equal(anthropic.provider.extrasOf, 'messages');
       const body = await sent(
-        ask({
+        modelRequest({
           options: {
             temperature: 0.5,
             seed: 7,
@@ -526,7 +513,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
         [{ reasoning: { summary: 'auto' } }, { thinking: undefined, max_tokens: 4096 }],
       ];
       for (const [options, expected] of cases) {
-        const body = await sent(ask({ options }));
+        const body = await sent(modelRequest({ options }));
         for (const [key, value] of Object.entries(expected)) assert.deepEqual(body[key], value, `${JSON.stringify(options)}: ${key}`);
       }
     });
@@ -534,7 +521,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
     it('sends the unmodelled fields of a /v1/messages caller (container, mcp_servers, service_tier) but never over a mapped or hosting field; other formats’ extras are not sent', async () => {
       const mcpServers = [{ type: 'url', url: 'https://mcp.example/sse', name: 'docs' }];
       const body = await sent(
-        ask({
+        modelRequest({
           options: { maxOutputTokens: 50 },
           extra: {
             format: 'messages',
@@ -549,7 +536,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
       assert.equal(body['model'], 'claude-sonnet-4-20250514');
       assert.equal(body['stream'], undefined);
 
-      const chatExtras = await sent(ask({ extra: { format: 'chat', fields: { logit_bias: { '50256': -100 }, service_tier: 'flex' } } }));
+      const chatExtras = await sent(modelRequest({ extra: { format: 'chat', fields: { logit_bias: { '50256': -100 }, service_tier: 'flex' } } }));
       assert.equal(chatExtras['logit_bias'], undefined);
       assert.equal(chatExtras['service_tier'], undefined);
     });
@@ -557,12 +544,12 @@ describe('providers/anthropic canonical request (generate against a fake Message
 
   describe('errors', () => {
     it("passes the upstream status with Anthropic's error type and message", async () => {
-      upstream.script({
+      anthropic.fake.script({
         kind: 'error',
         status: 400,
         body: { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: must be at most 8192' } },
       });
-      await assert.rejects(provider.generate(ask({ options: { maxOutputTokens: 99999 } }), 'claude', {}), (err: unknown) => {
+      await assert.rejects(anthropic.provider.generate(modelRequest({ options: { maxOutputTokens: 99999 } }), 'claude', {}), (err: unknown) => {
         assert.ok(err instanceof GatewayError);
         assert.equal(err.status, 400);
         assert.equal(err.type, 'invalid_request_error');
@@ -572,28 +559,28 @@ describe('providers/anthropic canonical request (generate against a fake Message
     });
 
     it('reports a rejected key as the upstream 401 with its message, and a 429 with Retry-After', async () => {
-      const bad = createAnthropicProvider('claude-bad', { type: 'anthropic', baseUrl: upstream.baseUrl, apiKey: 'wrong', retries: { max: 0 } });
+      const bad = createAnthropicProvider('claude-bad', fakeAnthropicProviderConfig(anthropic.fake, { apiKey: 'wrong' }));
       try {
-        await assert.rejects(bad.generate(ask(), 'claude', {}), (err: unknown) => {
+        await assert.rejects(bad.generate(modelRequest(), 'claude', {}), (err: unknown) => {
           return err instanceof GatewayError && err.status === 401 && /invalid x-api-key/.test(err.message) && err.type === 'authentication_error';
         });
       } finally {
         await bad.close();
       }
-      upstream.script({
+      anthropic.fake.script({
         kind: 'error',
         status: 429,
         headers: { 'retry-after': '30' },
         body: { type: 'error', error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' } },
       });
-      await assert.rejects(provider.generate(ask(), 'claude', {}), (err: unknown) => {
+      await assert.rejects(anthropic.provider.generate(modelRequest(), 'claude', {}), (err: unknown) => {
         return err instanceof GatewayError && err.status === 429 && err.headers['retry-after'] === '30' && err.type === 'rate_limit_error';
       });
     });
 
     it('refuses a 200 reply that is not an Anthropic message with an upstream_error', async () => {
-      upstream.script({ kind: 'json', body: { id: 'x', choices: [] } });
-      await assert.rejects(provider.generate(ask(), 'claude', {}), (err: unknown) => {
+      anthropic.fake.script({ kind: 'json', body: { id: 'x', choices: [] } });
+      await assert.rejects(anthropic.provider.generate(modelRequest(), 'claude', {}), (err: unknown) => {
         return err instanceof GatewayError && err.code === 'upstream_error' && /not an Anthropic message/.test(err.message);
       });
     });
@@ -602,13 +589,13 @@ describe('providers/anthropic canonical request (generate against a fake Message
   describe('pass-through (the /v1/messages route with an Anthropic upstream)', () => {
     it("forwards the caller's bytes untouched with the provider's headers", async () => {
       const bytes = Buffer.from('{"model":"claude","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"unknown_field":{"x":1}}');
-      upstream.script({ kind: 'json', body: textMessage('hello') });
-      assert.deepEqual(provider.forwards, ['messages']);
-      const response = await provider.forward('messages', bytes, { stream: false });
+      anthropic.fake.script({ kind: 'json', body: textMessage('hello') });
+      assert.deepEqual(anthropic.provider.forwards, ['messages']);
+      const response = await anthropic.provider.forward('messages', bytes, { stream: false });
       assert.equal(response.status, 200);
       assert.equal(((await response.json()) as { content: { text: string }[] }).content[0]?.text, 'hello');
-      assert.equal(upstream.requests[0]?.raw, bytes.toString());
-      assert.equal(upstream.requests[0]?.headers['x-api-key'], FAKE_ANTHROPIC_KEY);
+      assert.equal(anthropic.fake.requests[0]?.raw, bytes.toString());
+      assert.equal(anthropic.fake.requests[0]?.headers['x-api-key'], FAKE_ANTHROPIC_KEY);
     });
   });
 });

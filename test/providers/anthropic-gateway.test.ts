@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { startTestGateway, TEST_KEYS, type TestGateway } from '../helpers/gateway';
-import { textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
-import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
+import { jsonToolMessage, textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
+import { fakeAnthropicProviderConfig, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
 import { BEDROCK_TEST_CREDENTIALS, startFakeBedrock, type FakeBedrock } from '../fixtures/upstreams/bedrock-upstream';
 
 describe('Anthropic family through the gateway (official SDKs)', function () {
@@ -23,7 +23,7 @@ describe('Anthropic family through the gateway (official SDKs)', function () {
       config: {
         providers: {
           demo: { type: 'demo' },
-          claude: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, retries: { max: 0 } },
+          claude: fakeAnthropicProviderConfig(anthropic),
           bedrock: { type: 'bedrock-anthropic', baseUrl: bedrock.baseUrl, ...BEDROCK_TEST_CREDENTIALS, retries: { max: 0 } },
         },
         models: [
@@ -91,19 +91,7 @@ describe('Anthropic family through the gateway (official SDKs)', function () {
   });
 
   it('chat completions JSON mode (openai SDK, not streaming): content is raw JSON without a fence', async () => {
-    anthropic.script({
-      kind: 'json',
-      body: {
-        id: 'msg_j',
-        type: 'message',
-        role: 'assistant',
-        model: 'claude-sonnet-4-20250514',
-        content: [{ type: 'tool_use', id: 'toolu_j', name: 'json_response', input: { answer: 42 } }],
-        stop_reason: 'tool_use',
-        stop_sequence: null,
-        usage: { input_tokens: 10, output_tokens: 5 },
-      },
-    });
+    anthropic.script({ kind: 'json', body: jsonToolMessage({ answer: 42 }) });
     const completion = await openai.chat.completions.create({
       model: 'claude-direct',
       messages: [{ role: 'user', content: 'Answer in JSON' }],

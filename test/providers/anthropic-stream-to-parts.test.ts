@@ -4,6 +4,7 @@ import type { StreamPart } from '../../src/canonical/model';
 import { GatewayError } from '../../src/http/errors';
 import { AnthropicStreamToParts, type StreamPartsContext } from '../../src/providers/anthropic/anthropic-stream-to-parts';
 import type { AnthropicStreamEvent } from '../../src/providers/anthropic/anthropic-wire-types';
+import { streamedText } from '../helpers/canonical';
 
 const start: AnthropicStreamEvent = {
   type: 'message_start',
@@ -26,8 +27,6 @@ function run(events: AnthropicStreamEvent[], context: StreamPartsContext = { mod
   translator.end();
   return out;
 }
-
-const textOf = (parts: StreamPart[]): string => parts.map((p) => (p.type === 'text-delta' ? p.delta : '')).join('');
 
 describe('providers/anthropic stream translator (canonical parts)', () => {
   it('maps thinking deltas to reasoning (signature on reasoning-end), ignores pings, keeps text and a max_tokens finish', () => {
@@ -86,7 +85,7 @@ describe('providers/anthropic stream translator (canonical parts)', () => {
       ],
       { model: 'm', jsonTool: { name: 'json_response', wrappedKey: null, forced: true } },
     );
-    assert.equal(textOf(parts), '{"x":1}');
+    assert.equal(streamedText(parts), '{"x":1}');
     assert.equal(parts.filter((p) => p.type === 'text-start').length, 1);
     assert.deepEqual(parts.at(-1), { type: 'finish', finishReason: 'stop', rawFinishReason: 'end_turn', usage: { inputTokens: 3, outputTokens: 1 } });
   });
@@ -144,7 +143,7 @@ describe('providers/anthropic stream translator (canonical parts)', () => {
       { model: 'claude-requested', jsonTool: null, now: () => 5_000 },
     );
     assert.deepEqual(parts[0], { type: 'start', id: 'msg_5', model: 'claude-requested', created: 5 });
-    assert.equal(textOf(parts), 'hi');
+    assert.equal(streamedText(parts), 'hi');
     assert.deepEqual(parts.at(-1), { type: 'finish', finishReason: 'stop', rawFinishReason: 'end_turn', usage: { inputTokens: 0, outputTokens: 0 } });
   });
 

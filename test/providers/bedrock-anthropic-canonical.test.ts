@@ -3,7 +3,7 @@
 // canonical interface (generate/stream) end to end.
 import assert from 'node:assert/strict';
 import { crc32 } from 'node:zlib';
-import type { ModelRequest, StreamPart } from '../../src/canonical/model';
+import type { StreamPart } from '../../src/canonical/model';
 import type { ProviderConfig } from '../../src/config/types';
 import { GatewayError } from '../../src/http/errors';
 import type { AnthropicFamilyProvider } from '../../src/providers/anthropic/anthropic-family-provider';
@@ -12,28 +12,14 @@ import { decodeAwsEventStream } from '../../src/providers/bedrock-anthropic/deco
 import { signAwsRequest } from '../../src/providers/bedrock-anthropic/sign-aws-sigv4';
 import { textMessage, textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
 import { BEDROCK_TEST_CREDENTIALS, chunkFrame, eventStreamFrame, startFakeBedrock, type FakeBedrock } from '../fixtures/upstreams/bedrock-upstream';
+import { collect } from '../helpers/async-iterables';
+import { modelRequest, streamedText } from '../helpers/canonical';
 
 const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
-
-const ask = (overrides: Partial<ModelRequest> = {}): ModelRequest => ({
-  model: 'claude-bedrock',
-  messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }] }],
-  tools: [],
-  options: {},
-  ...overrides,
-});
-
-async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of source) out.push(item);
-  return out;
-}
 
 async function* chunksOf(bytes: Buffer, size: number): AsyncIterable<Buffer> {
   for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
 }
-
-const textOf = (parts: StreamPart[]): string => parts.map((p) => (p.type === 'text-delta' ? p.delta : '')).join('');
 
 describe('providers/bedrock-anthropic', () => {
   describe('SigV4 signer', () => {
@@ -100,7 +86,7 @@ describe('providers/bedrock-anthropic', () => {
     it('signs InvokeModel (model in the path), sends the bedrock anthropic_version body without metadata, and translates the reply', async () => {
       upstream.script({ kind: 'json', body: textMessage('Bonjour', { stop_reason: 'stop_sequence', stop_sequence: '###' }) });
       const response = await provider.generate(
-        ask({
+        modelRequest({
           messages: [
             { role: 'system', content: [{ type: 'text', text: 'Speak French.' }] },
             { role: 'user', content: [{ type: 'text', text: 'Hello' }] },
@@ -139,12 +125,12 @@ describe('providers/bedrock-anthropic', () => {
 
     it('streams InvokeModelWithResponseStream event-stream frames (split mid-frame) into parts without losing the tool call', async () => {
       upstream.script({ kind: 'stream', events: textThenToolEvents(), chunkBytes: 9 });
-      const parts = await collect(provider.stream(ask({ messages: [{ role: 'user', content: [{ type: 'text', text: 'weather?' }] }] }), MODEL, {}));
+      const parts = await collect(provider.stream(modelRequest({ messages: [{ role: 'user', content: [{ type: 'text', text: 'weather?' }] }] }), MODEL, {}));
       const seen = upstream.requests[0];
       assert.equal(seen?.signatureValid, true);
       assert.equal(seen?.rawPath, '/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/invoke-with-response-stream');
       assert.equal(seen?.body['stream'], undefined);
-      assert.equal(textOf(parts), 'Okay, let me check.');
+      assert.equal(streamedText(parts), 'Okay, let me check.');
       assert.deepEqual(
         parts.find((p) => p.type === 'tool-call-start'),
         { type: 'tool-call-start', id: 'b1', callId: 'toolu_01Weather', name: 'get_weather' },
@@ -170,9 +156,9 @@ describe('providers/bedrock-anthropic', () => {
         { type: 'message_stop', 'amazon-bedrock-invocationMetrics': { inputTokenCount: 472, outputTokenCount: 5 } },
       ];
       upstream.script({ kind: 'stream', events });
-      const parts = await collect(provider.stream(ask({ options: { responseFormat: { type: 'json_object' } } }), MODEL, {}));
+      const parts = await collect(provider.stream(modelRequest({ options: { responseFormat: { type: 'json_object' } } }), MODEL, {}));
       assert.deepEqual(upstream.requests[0]?.body['tool_choice'], { type: 'tool', name: 'json_response' });
-      assert.equal(textOf(parts), '{"ok": true}');
+      assert.equal(streamedText(parts), '{"ok": true}');
       assert.equal(
         parts.some((p) => p.type === 'tool-call-start'),
         false,
@@ -189,26 +175,26 @@ describe('providers/bedrock-anthropic', () => {
       const seen: StreamPart[] = [];
       await assert.rejects(
         (async () => {
-          for await (const part of provider.stream(ask(), MODEL, {})) seen.push(part);
+          for await (const part of provider.stream(modelRequest(), MODEL, {})) seen.push(part);
         })(),
         (err: unknown) => err instanceof GatewayError && /throttlingException/.test(err.message) && /Too many tokens/.test(err.message),
       );
-      assert.equal(textOf(seen), 'Okay, let me ');
+      assert.equal(streamedText(seen), 'Okay, let me ');
     });
 
     it('fails the stream on a frame whose CRC does not match', async () => {
       upstream.script({ kind: 'stream', events: textThenToolEvents(), corruptFrame: 3 });
-      await assert.rejects(collect(provider.stream(ask(), MODEL, {})), /checksum mismatch/);
+      await assert.rejects(collect(provider.stream(modelRequest(), MODEL, {})), /checksum mismatch/);
     });
 
     it('passes Bedrock errors with their status and message; a wrong secret is refused by the signature check', async () => {
       upstream.script({ kind: 'error', status: 400, errorType: 'ValidationException', message: 'messages: text content blocks must be non-empty' });
-      await assert.rejects(provider.generate(ask(), MODEL, {}), (err: unknown) => {
+      await assert.rejects(provider.generate(modelRequest(), MODEL, {}), (err: unknown) => {
         return err instanceof GatewayError && err.status === 400 && /HTTP 400: messages: text content blocks must be non-empty/.test(err.message);
       });
       const wrong = createBedrockAnthropicProvider('bedrock-wrong', { ...config, secretAccessKey: 'not-the-secret' });
       try {
-        await assert.rejects(wrong.generate(ask(), MODEL, {}), (err: unknown) => {
+        await assert.rejects(wrong.generate(modelRequest(), MODEL, {}), (err: unknown) => {
           return err instanceof GatewayError && err.status === 403 && /signature we calculated does not match/.test(err.message);
         });
       } finally {

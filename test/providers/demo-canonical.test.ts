@@ -6,17 +6,11 @@ import { assembleResponse } from '../../src/canonical/assemble';
 import type { Message, ModelRequest, StreamPart } from '../../src/canonical/model';
 import { DemoProvider } from '../../src/providers/demo/demo-provider';
 import type { Provider } from '../../src/providers/types';
-
-const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] });
+import { collect } from '../helpers/async-iterables';
+import { user } from '../helpers/canonical';
 
 function request(messages: Message[], options: ModelRequest['options'] = {}): ModelRequest {
   return { model: 'demo', messages, tools: [], options };
-}
-
-async function collect(parts: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
-  const out: StreamPart[] = [];
-  for await (const part of parts) out.push(part);
-  return out;
 }
 
 const textOf = (content: { type: string; text?: string }[]): string => content.map((part) => part.text ?? '').join('');

@@ -12,10 +12,10 @@ import { createProvider } from '../../src/providers/registry';
 import type { Provider } from '../../src/providers/types';
 import { FAKE_GEMINI_KEY, fakeGeminiProviderConfig, geminiTextReply, useFakeGeminiProvider, type FakeGemini } from '../fixtures/upstreams/gemini-upstream';
 import { rejection } from '../helpers/rejection';
+import { collect, streamOf } from '../helpers/async-iterables';
+import { streamedText, user } from '../helpers/canonical';
 
 const PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
-
-const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] });
 
 function request(messages: Message[], rest: Partial<ModelRequest> = {}): ModelRequest {
   return { model: 'public-name', messages, tools: [], options: {}, ...rest };
@@ -30,18 +30,6 @@ function stream(provider: Provider, req: ModelRequest, model = 'gemini-2.5-flash
   assert.ok(provider.stream, 'the provider implements stream()');
   return provider.stream(req, model, signal ? { signal } : {});
 }
-
-async function collect(parts: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
-  const out: StreamPart[] = [];
-  for await (const part of parts) out.push(part);
-  return out;
-}
-
-async function* replay(parts: StreamPart[]): AsyncIterable<StreamPart> {
-  yield* parts;
-}
-
-const textOf = (parts: StreamPart[]): string => parts.map((part) => (part.type === 'text-delta' ? part.delta : '')).join('');
 
 function textEvent(text: string, extra: Record<string, unknown> = {}, candidate: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -853,7 +841,7 @@ describe('gemini provider: canonical generate()/stream()', () => {
       assert.deepEqual(recorded.body, { contents: [{ role: 'user', parts: [{ text: 'Say hello' }] }] });
 
       assert.deepEqual(parts[0], { type: 'start', id: 'stream-resp-1', model: 'gemini-2.5-flash', created: (parts[0] as { created: number }).created });
-      assert.equal(textOf(parts), 'Grüße, 世界 🌍!');
+      assert.equal(streamedText(parts), 'Grüße, 世界 🌍!');
       assert.deepEqual(
         parts.map((part) => part.type),
         ['start', 'text-start', 'text-delta', 'text-delta', 'text-delta', 'text-end', 'finish'],
@@ -914,7 +902,7 @@ describe('gemini provider: canonical generate()/stream()', () => {
         ],
       });
       const parts = await collect(stream(gemini.provider, request([user('x')], { tools: [{ kind: 'function', name: 'get_weather' }] })));
-      assert.equal(textOf(parts), 'Checking both.');
+      assert.equal(streamedText(parts), 'Checking both.');
       const starts = parts.filter((part): part is Extract<StreamPart, { type: 'tool-call-start' }> => part.type === 'tool-call-start');
       assert.deepEqual(
         starts.map((part) => part.name),
@@ -922,7 +910,7 @@ describe('gemini provider: canonical generate()/stream()', () => {
       );
       assert.ok(starts.every((part) => /^call_[0-9a-f]{24}$/.test(part.callId)));
       assert.equal(new Set(starts.map((part) => part.callId)).size, 3);
-      const response = await assembleResponse(replay(parts));
+      const response = await assembleResponse(streamOf(parts));
       assert.deepEqual(
         response.content.map((part) => (part.type === 'tool-call' ? [part.name, part.arguments] : part)),
         [
@@ -968,7 +956,7 @@ describe('gemini provider: canonical generate()/stream()', () => {
       gemini.fake.script({ kind: 'sse', events: [textEvent('{"verdict":'), textEvent('"pass",'), textEvent('"items":[1,2]}', {}, { finishReason: 'STOP' })] });
       const parts = await collect(stream(gemini.provider, request([user('x')], { options: { responseFormat: { type: 'json_object' } } })));
       assert.deepEqual(gemini.fake.requests.at(-1)!.body['generationConfig'], { responseMimeType: 'application/json' });
-      assert.deepEqual(JSON.parse(textOf(parts)), { verdict: 'pass', items: [1, 2] });
+      assert.deepEqual(JSON.parse(streamedText(parts)), { verdict: 'pass', items: [1, 2] });
     });
 
     it('maps MAX_TOKENS to length and a blocked prompt to content_filter', async () => {
@@ -979,7 +967,7 @@ describe('gemini provider: canonical generate()/stream()', () => {
       const cut = await collect(stream(gemini.provider, REQUEST));
       assert.deepEqual(cut.at(-1), { type: 'finish', finishReason: 'length', rawFinishReason: 'MAX_TOKENS', usage: { inputTokens: 5, outputTokens: 0 } });
       const blocked = await collect(stream(gemini.provider, REQUEST));
-      assert.equal(textOf(blocked), '');
+      assert.equal(streamedText(blocked), '');
       assert.deepEqual(
         blocked.map((part) => part.type),
         ['start', 'finish'],
@@ -1004,7 +992,7 @@ describe('gemini provider: canonical generate()/stream()', () => {
         })(),
         (err: unknown) => err instanceof GatewayError && err.code === 'upstream_error' && err.message === 'An internal error has occurred.',
       );
-      assert.equal(textOf(received), 'Partial ', 'what arrived before the failure was delivered');
+      assert.equal(streamedText(received), 'Partial ', 'what arrived before the failure was delivered');
     });
 
     it('fails rather than ending quietly when the upstream stream stops before a finish reason', async () => {

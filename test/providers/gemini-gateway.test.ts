@@ -6,7 +6,14 @@ import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { startTestGateway, TEST_KEYS, type TestGateway } from '../helpers/gateway';
-import { FAKE_GEMINI_KEY, geminiTextReply, startFakeGemini, type FakeGemini } from '../fixtures/upstreams/gemini-upstream';
+import {
+  FAKE_GEMINI_KEY,
+  geminiSignedCallEvents,
+  geminiTextEvents,
+  geminiTextReply,
+  startFakeGemini,
+  type FakeGemini,
+} from '../fixtures/upstreams/gemini-upstream';
 
 describe('gemini provider through the gateway (openai client)', () => {
   let fake: FakeGemini;
@@ -58,22 +65,7 @@ describe('gemini provider through the gateway (openai client)', () => {
   });
 
   it('streams a tool call the client can accumulate and send back', async () => {
-    fake.script({
-      kind: 'sse',
-      events: [
-        {
-          candidates: [
-            {
-              index: 0,
-              content: { role: 'model', parts: [{ functionCall: { name: 'lookup', args: { q: 'gateway' } }, thoughtSignature: 'U0lH' }] },
-              finishReason: 'STOP',
-            },
-          ],
-          usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 4, totalTokenCount: 13 },
-          responseId: 'r1',
-        },
-      ],
-    });
+    fake.script({ kind: 'sse', events: geminiSignedCallEvents() });
     const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
       { type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } } },
     ];
@@ -140,16 +132,7 @@ describe('gemini provider through the gateway (openai client)', () => {
     assert.deepEqual(message.content, [{ type: 'text', text: 'Hi from Gemini' }]);
     assert.equal(message.stop_reason, 'end_turn');
 
-    fake.script({
-      kind: 'sse',
-      events: [
-        { candidates: [{ index: 0, content: { role: 'model', parts: [{ text: 'Streamed ' }] } }] },
-        {
-          candidates: [{ index: 0, content: { role: 'model', parts: [{ text: 'reply' }] }, finishReason: 'STOP' }],
-          usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 2, totalTokenCount: 5 },
-        },
-      ],
-    });
+    fake.script({ kind: 'sse', events: geminiTextEvents(['Streamed ', 'reply']) });
     const stream = anthropic.messages.stream({ model: 'gemini-flash', max_tokens: 64, messages: [{ role: 'user', content: 'Stream it' }] });
     const final = await stream.finalMessage();
     assert.equal(fake.requests.at(-1)!.query.get('alt'), 'sse');

@@ -9,6 +9,8 @@ import { GatewayError } from '../../src/http/errors';
 import { OpenAiProvider } from '../../src/providers/openai/openai-provider';
 import { chatStreamEvents, startFakeOpenAiUpstream, type FakeOpenAiUpstream } from '../fixtures/upstreams/openai-upstream';
 import { rejection } from '../helpers/rejection';
+import { collect, streamOf } from '../helpers/async-iterables';
+import { user } from '../helpers/canonical';
 
 const PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
@@ -16,18 +18,7 @@ function request(messages: Message[], rest: Partial<ModelRequest> = {}): ModelRe
   return { model: 'alias', messages, tools: [], options: {}, ...rest };
 }
 
-const hi = (): Message[] => [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }];
-
-async function collect(parts: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
-  const out: StreamPart[] = [];
-  for await (const part of parts) out.push(part);
-  return out;
-}
-
-/** Yields the given parts again (to fold an already collected stream). */
-async function* replay(parts: StreamPart[]): AsyncIterable<StreamPart> {
-  yield* parts;
-}
+const hi = (): Message[] => [user('hi')];
 
 const chunk = (fields: Record<string, unknown>): string =>
   `data: ${JSON.stringify({ id: 'chatcmpl-s1', object: 'chat.completion.chunk', created: 1_700_000_123, model: 'served-model', ...fields })}\n\n`;
@@ -610,7 +601,7 @@ describe('openai provider: canonical generate()/stream()', () => {
         starts.slice(0, 2).map((part) => part.callId),
         ['call_a', 'call_b'],
       );
-      const response = await assembleResponse(replay(parts));
+      const response = await assembleResponse(streamOf(parts));
       assert.equal(response.finishReason, 'tool_calls');
       assert.deepEqual(response.usage, { inputTokens: 20, outputTokens: 9 });
       assert.deepEqual(

@@ -5,35 +5,21 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ModelRequest, StreamPart } from '../../src/canonical/model';
 import type { ProviderConfig } from '../../src/config/types';
 import { GatewayError } from '../../src/http/errors';
 import { createVertexAnthropicProvider } from '../../src/providers/vertex-anthropic/vertex-anthropic-provider';
 import type { Provider } from '../../src/providers/types';
 import { textMessage, textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
 import { generateTestServiceAccount, startFakeVertex, type FakeVertex, type TestServiceAccount } from '../fixtures/upstreams/vertex-upstream';
+import { collect } from '../helpers/async-iterables';
+import { modelRequest, streamedText } from '../helpers/canonical';
 
 const MODEL = 'claude-sonnet-4@20250514';
-
-const hi = (options: ModelRequest['options'] = {}): ModelRequest => ({
-  model: 'claude-vertex',
-  messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
-  tools: [],
-  options,
-});
-
-async function collect(source: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
-  const out: StreamPart[] = [];
-  for await (const part of source) out.push(part);
-  return out;
-}
 
 /** The provider's canonical interface. */
 function canonical(provider: Provider): Pick<Provider, 'generate' | 'stream'> {
   return { generate: provider.generate.bind(provider), stream: provider.stream.bind(provider) };
 }
-
-const textOf = (parts: StreamPart[]): string => parts.map((p) => (p.type === 'text-delta' ? p.delta : '')).join('');
 
 describe('providers/vertex-anthropic canonical interface', () => {
   let account: TestServiceAccount;
@@ -80,7 +66,7 @@ describe('providers/vertex-anthropic canonical interface', () => {
       { kind: 'json', body: textMessage('again') },
     );
 
-    const response = await provider.generate(hi({ temperature: 0.5, maxOutputTokens: 64 }), MODEL, {});
+    const response = await provider.generate(modelRequest({ options: { temperature: 0.5, maxOutputTokens: 64 } }), MODEL, {});
     assert.deepEqual(response.content, [{ type: 'text', text: 'Hello from Vertex' }]);
     assert.equal(upstream.tokenRequests.length, 1);
     const exchange = upstream.tokenRequests[0];
@@ -94,12 +80,12 @@ describe('providers/vertex-anthropic canonical interface', () => {
 
     // Cached: a stream half an hour later uses the same token.
     clock += 30 * 60_000;
-    const parts = await collect(provider.stream(hi(), MODEL, {}));
+    const parts = await collect(provider.stream(modelRequest(), MODEL, {}));
     assert.equal(upstream.tokenRequests.length, 1);
     assert.equal(upstream.requests[1]?.rawPath.endsWith(':streamRawPredict'), true);
     assert.equal(upstream.requests[1]?.body['stream'], true);
     assert.equal(upstream.requests[1]?.body['model'], undefined);
-    assert.equal(textOf(parts), 'Okay, let me check.');
+    assert.equal(streamedText(parts), 'Okay, let me check.');
     assert.deepEqual(
       parts.find((p) => p.type === 'tool-call-start'),
       { type: 'tool-call-start', id: 'b1', callId: 'toolu_01Weather', name: 'get_weather' },
@@ -109,7 +95,7 @@ describe('providers/vertex-anthropic canonical interface', () => {
 
     // Expired (an hour later): a new exchange.
     clock += 60 * 60_000;
-    await provider.generate(hi(), MODEL, {});
+    await provider.generate(modelRequest(), MODEL, {});
     assert.equal(upstream.tokenRequests.length, 1 + 1);
     assert.equal(upstream.requests[2]?.headers['authorization'], 'Bearer ya29.fake-token-2');
   });
@@ -117,7 +103,11 @@ describe('providers/vertex-anthropic canonical interface', () => {
   it('shares one token exchange between concurrent first calls', async () => {
     const provider = make();
     upstream.script(...[1, 2, 3].map(() => ({ kind: 'json' as const, body: textMessage('ok') })));
-    await Promise.all([provider.generate(hi(), MODEL, {}), provider.generate(hi(), MODEL, {}), provider.generate(hi(), MODEL, {})]);
+    await Promise.all([
+      provider.generate(modelRequest(), MODEL, {}),
+      provider.generate(modelRequest(), MODEL, {}),
+      provider.generate(modelRequest(), MODEL, {}),
+    ]);
     assert.equal(upstream.tokenRequests.length, 1);
     assert.equal(upstream.requests.length, 3);
   });
@@ -129,7 +119,7 @@ describe('providers/vertex-anthropic canonical interface', () => {
       await writeFile(path, account.json);
       const provider = make({ serviceAccountKey: path });
       upstream.script({ kind: 'json', body: textMessage('from file') });
-      const response = await provider.generate(hi(), MODEL, {});
+      const response = await provider.generate(modelRequest(), MODEL, {});
       assert.deepEqual(response.content, [{ type: 'text', text: 'from file' }]);
       assert.equal(upstream.tokenRequests.length, 1);
     } finally {
@@ -140,7 +130,7 @@ describe('providers/vertex-anthropic canonical interface', () => {
   it('reports a refused token exchange as a 502 naming the reason (a key the endpoint does not know)', async () => {
     const stranger = generateTestServiceAccount();
     const provider = make({ serviceAccountKey: stranger.json });
-    await assert.rejects(provider.generate(hi(), MODEL, {}), (err: unknown) => {
+    await assert.rejects(provider.generate(modelRequest(), MODEL, {}), (err: unknown) => {
       return err instanceof GatewayError && err.status === 502 && /token exchange failed/.test(err.message) && /Invalid JWT Signature/.test(err.message);
     });
     assert.deepEqual(upstream.tokenRejections, ['Invalid JWT Signature.']);
@@ -150,14 +140,14 @@ describe('providers/vertex-anthropic canonical interface', () => {
   it('passes a 401 through, then fetches a fresh token on the next call (streamed calls too)', async () => {
     const provider = make();
     upstream.script({ kind: 'json', body: textMessage('first') });
-    await provider.generate(hi(), MODEL, {});
+    await provider.generate(modelRequest(), MODEL, {});
     upstream.revokeTokens();
     await assert.rejects(
-      collect(provider.stream(hi(), MODEL, {})),
+      collect(provider.stream(modelRequest(), MODEL, {})),
       (err: unknown) => err instanceof GatewayError && err.status === 401 && /invalid authentication credentials/.test(err.message),
     );
     upstream.script({ kind: 'json', body: textMessage('after refresh') });
-    const response = await provider.generate(hi(), MODEL, {});
+    const response = await provider.generate(modelRequest(), MODEL, {});
     assert.deepEqual(response.content, [{ type: 'text', text: 'after refresh' }]);
     assert.equal(upstream.tokenRequests.length, 2);
   });
@@ -169,7 +159,7 @@ describe('providers/vertex-anthropic canonical interface', () => {
       status: 400,
       body: { type: 'error', error: { type: 'invalid_request_error', message: 'messages.0.content: Field required' } },
     });
-    await assert.rejects(provider.generate(hi(), MODEL, {}), (err: unknown) => {
+    await assert.rejects(provider.generate(modelRequest(), MODEL, {}), (err: unknown) => {
       return (
         err instanceof GatewayError && err.status === 400 && err.type === 'invalid_request_error' && /messages\.0\.content: Field required/.test(err.message)
       );

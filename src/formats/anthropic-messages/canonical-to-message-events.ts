@@ -11,11 +11,11 @@
 // reports zero and message_delta the totals. An `error` part is thrown: the route ends the stream with
 // Anthropic's `error` event.
 import type { StreamPart } from '../../canonical/model';
-import { GatewayError } from '../../http/errors';
 import { messageId, messagesStopReason, messagesUsage } from './messages-reply-fields';
 import type { MessageEvent } from './messages-wire-types';
+import { renderParts, streamCutError, type PartRenderer } from '../shared/part-renderer';
 
-export class MessageEventStream {
+export class MessageEventStream implements PartRenderer<MessageEvent> {
   private started = false;
   private finished = false;
   private nextIndex = 0;
@@ -128,16 +128,13 @@ export class MessageEventStream {
     return out;
   }
 
-  /** Call when the parts run out: a stream that never finished was cut, which is an error, not a reply. */
   end(): MessageEvent[] {
-    if (!this.finished) throw new GatewayError('upstream_error', 'The upstream stream ended before the reply was complete.');
+    if (!this.finished) throw streamCutError();
     return [];
   }
 }
 
-/** Drives a MessageEventStream over a part stream: the form the messages route consumes. */
-export async function* canonicalToMessageEvents(parts: AsyncIterable<StreamPart>, model: string): AsyncIterable<MessageEvent> {
-  const stream = new MessageEventStream(model);
-  for await (const part of parts) yield* stream.push(part);
-  yield* stream.end();
+/** The events of a part stream: the form the messages route consumes. */
+export function canonicalToMessageEvents(parts: AsyncIterable<StreamPart>, model: string): AsyncIterable<MessageEvent> {
+  return renderParts(new MessageEventStream(model), parts);
 }

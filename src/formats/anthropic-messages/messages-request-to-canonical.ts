@@ -4,7 +4,8 @@
 // speaks Messages (Bedrock, Vertex) sends them, any other drops them and the call reports them.
 import type { JsonObject, Message, ModelRequest, TextPart, ToolChoice, ToolDefinition } from '../../canonical/model';
 import { OptionsBuilder, type CanonicalRequest } from '../shared/canonical-request';
-import { badRequest, isRecord, readInteger, readNumber, readString, readStringList, unknownFields } from '../shared/read-fields';
+import { badRequest, isRecord, readString, readStringList, unknownFields } from '../shared/read-fields';
+import { readSharedOptions } from '../shared/shared-option-fields';
 import { readThinking } from '../shared/thinking-config';
 import { assistantBlock, blockOf, textBlock, toolResultBlock, userBlock } from './messages-blocks-to-canonical';
 
@@ -131,10 +132,7 @@ export function messagesToolChoiceToCanonical(choice: unknown): { toolChoice: To
 
 function readOptions(body: JsonObject, extra: JsonObject): OptionsBuilder {
   const out = new OptionsBuilder();
-  out.set('maxOutputTokens', readInteger(body, 'max_tokens'), 'max_tokens');
-  out.set('temperature', readNumber(body, 'temperature'), 'temperature');
-  out.set('topP', readNumber(body, 'top_p'), 'top_p');
-  out.set('topK', readInteger(body, 'top_k'), 'top_k');
+  readSharedOptions(body, out, ['max_tokens', 'temperature', 'top_p', 'top_k']);
   out.set('stop', readStringList(body, 'stop_sequences'), 'stop_sequences');
   const metadata = body['metadata'];
   if (metadata !== undefined && metadata !== null) {

@@ -13,7 +13,7 @@
 // chat form and are skipped. An `error` part is thrown: the route ends the
 // stream with its error event.
 import type { StreamPart } from '../../canonical/model';
-import { GatewayError } from '../../http/errors';
+import { renderParts, streamCutError, type PartRenderer } from '../shared/part-renderer';
 import { chatCompletionId, chatFinishReason, chatUsage } from './chat-reply-fields';
 import type { ChatChunkDelta, ChatChunkToolCall, ChatCompletionChunk, ChatFinishReason } from './chat-wire-types';
 
@@ -25,7 +25,7 @@ export interface ChatChunkStreamOptions {
   now?: () => number;
 }
 
-export class ChatChunkStream {
+export class ChatChunkStream implements PartRenderer<ChatCompletionChunk> {
   private id = '';
   private created = 0;
   private started = false;
@@ -119,16 +119,13 @@ export class ChatChunkStream {
     return out;
   }
 
-  /** Call when the parts run out: a stream that never finished was cut, which is an error, not a reply. */
   end(): ChatCompletionChunk[] {
-    if (!this.finished) throw new GatewayError('upstream_error', 'The upstream stream ended before the reply was complete.');
+    if (!this.finished) throw streamCutError();
     return [];
   }
 }
 
-/** Drives a ChatChunkStream over a part stream: the form the chat route consumes. */
-export async function* canonicalToChatChunks(parts: AsyncIterable<StreamPart>, options: ChatChunkStreamOptions): AsyncIterable<ChatCompletionChunk> {
-  const stream = new ChatChunkStream(options);
-  for await (const part of parts) yield* stream.push(part);
-  yield* stream.end();
+/** The chunks of a part stream: the form the chat route consumes. */
+export function canonicalToChatChunks(parts: AsyncIterable<StreamPart>, options: ChatChunkStreamOptions): AsyncIterable<ChatCompletionChunk> {
+  return renderParts(new ChatChunkStream(options), parts);
 }

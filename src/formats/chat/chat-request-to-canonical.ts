@@ -5,7 +5,8 @@
 import type { JsonObject, ModelRequest, ReasoningEffort, ResponseFormat, ToolChoice, ToolDefinition } from '../../canonical/model';
 import { GatewayError } from '../../http/errors';
 import { OptionsBuilder, type CanonicalRequest } from '../shared/canonical-request';
-import { badRequest, isRecord, readBoolean, readInteger, readNumber, readString, readStringList, unknownFields } from '../shared/read-fields';
+import { badRequest, isRecord, readBoolean, readInteger, readString, unknownFields } from '../shared/read-fields';
+import { readSharedOptions } from '../shared/shared-option-fields';
 import { readThinking } from '../shared/thinking-config';
 import { chatMessagesToCanonical } from './chat-messages-to-canonical';
 
@@ -137,14 +138,8 @@ function readOptions(body: JsonObject, extra: JsonObject): OptionsBuilder {
   const maxCompletion = readInteger(body, 'max_completion_tokens');
   if (maxCompletion !== undefined) out.set('maxOutputTokens', maxCompletion, 'max_completion_tokens');
   else out.set('maxOutputTokens', readInteger(body, 'max_tokens'), 'max_tokens');
-  out.set('temperature', readNumber(body, 'temperature'), 'temperature');
-  out.set('topP', readNumber(body, 'top_p'), 'top_p');
-  out.set('topK', readInteger(body, 'top_k'), 'top_k'); // not OpenAI's, but vLLM's and Anthropic-backed gateways'
-  out.set('stop', readStringList(body, 'stop'), 'stop');
-  out.set('seed', readInteger(body, 'seed'), 'seed');
-  out.set('presencePenalty', readNumber(body, 'presence_penalty'), 'presence_penalty');
-  out.set('frequencyPenalty', readNumber(body, 'frequency_penalty'), 'frequency_penalty');
-  out.set('n', readInteger(body, 'n'), 'n');
+  // top_k is not OpenAI's, but vLLM's and Anthropic-backed gateways'.
+  readSharedOptions(body, out, ['temperature', 'top_p', 'top_k', 'stop', 'seed', 'presence_penalty', 'frequency_penalty', 'n']);
   out.set('logprobs', readBoolean(body, 'logprobs'), 'logprobs');
   out.set('topLogprobs', readInteger(body, 'top_logprobs'), 'top_logprobs');
   out.set('responseFormat', chatResponseFormatToCanonical(body['response_format']), 'response_format');

@@ -4,20 +4,16 @@
 // `stream_options.include_usage` was asked, otherwise on the finish chunk. Reasoning, tool calls and
 // native parts have no place in a legacy completion. An `error` part is thrown.
 import type { StreamPart } from '../../canonical/model';
-import { GatewayError } from '../../http/errors';
+import type { ChatChunkStreamOptions } from '../chat/canonical-to-chat-chunks';
 import { chatUsage } from '../chat/chat-reply-fields';
 import { completionFinishReason, completionId } from './completion-reply-fields';
 import type { CompletionFinishReason, TextCompletion } from './completions-wire-types';
+import { renderParts, streamCutError, type PartRenderer } from '../shared/part-renderer';
 
-export interface CompletionChunkStreamOptions {
-  /** The caller's model id, echoed in every chunk. */
-  model: string;
-  /** The caller's `stream_options.include_usage`. */
-  includeUsage?: boolean;
-  now?: () => number;
-}
+/** The chat stream's options: the caller's model id and `stream_options.include_usage`. */
+export type CompletionChunkStreamOptions = ChatChunkStreamOptions;
 
-export class CompletionChunkStream {
+export class CompletionChunkStream implements PartRenderer<TextCompletion> {
   private id = '';
   private created = 0;
   private started = false;
@@ -55,16 +51,13 @@ export class CompletionChunkStream {
     return [{ ...this.chunk('', finishReason), usage }];
   }
 
-  /** Call when the parts run out: a stream that never finished was cut, which is an error, not a reply. */
   end(): TextCompletion[] {
-    if (!this.finished) throw new GatewayError('upstream_error', 'The upstream stream ended before the reply was complete.');
+    if (!this.finished) throw streamCutError();
     return [];
   }
 }
 
-/** Drives a CompletionChunkStream over a part stream: the form the completions route consumes. */
-export async function* canonicalToCompletionChunks(parts: AsyncIterable<StreamPart>, options: CompletionChunkStreamOptions): AsyncIterable<TextCompletion> {
-  const stream = new CompletionChunkStream(options);
-  for await (const part of parts) yield* stream.push(part);
-  yield* stream.end();
+/** The chunks of a part stream: the form the completions route consumes. */
+export function canonicalToCompletionChunks(parts: AsyncIterable<StreamPart>, options: CompletionChunkStreamOptions): AsyncIterable<TextCompletion> {
+  return renderParts(new CompletionChunkStream(options), parts);
 }

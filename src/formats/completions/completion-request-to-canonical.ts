@@ -6,7 +6,8 @@
 import type { JsonObject, ModelRequest } from '../../canonical/model';
 import { GatewayError } from '../../http/errors';
 import { OptionsBuilder, type CanonicalRequest } from '../shared/canonical-request';
-import { badRequest, readInteger, readNumber, readString, readStringList, unknownFields } from '../shared/read-fields';
+import { badRequest, readInteger, readString, unknownFields } from '../shared/read-fields';
+import { readSharedOptions } from '../shared/shared-option-fields';
 
 const MAPPED_FIELDS: ReadonlySet<string> = new Set([
   'model',
@@ -51,14 +52,7 @@ export function completionRequestToCanonical(body: JsonObject): CanonicalRequest
   if (typeof model !== 'string' || model === '') throw badRequest('model is required.', 'model');
   const text = promptText(body['prompt']);
   const out = new OptionsBuilder();
-  out.set('maxOutputTokens', readInteger(body, 'max_tokens'), 'max_tokens');
-  out.set('temperature', readNumber(body, 'temperature'), 'temperature');
-  out.set('topP', readNumber(body, 'top_p'), 'top_p');
-  out.set('stop', readStringList(body, 'stop'), 'stop');
-  out.set('n', readInteger(body, 'n'), 'n');
-  out.set('seed', readInteger(body, 'seed'), 'seed');
-  out.set('presencePenalty', readNumber(body, 'presence_penalty'), 'presence_penalty');
-  out.set('frequencyPenalty', readNumber(body, 'frequency_penalty'), 'frequency_penalty');
+  readSharedOptions(body, out, ['max_tokens', 'temperature', 'top_p', 'stop', 'n', 'seed', 'presence_penalty', 'frequency_penalty']);
   // Legacy `logprobs` is an integer: how many alternatives to report beside each sampled token.
   const logprobs = readInteger(body, 'logprobs');
   if (logprobs !== undefined) {

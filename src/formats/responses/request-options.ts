@@ -2,10 +2,9 @@
 // each option set (`fieldNames`: maxOutputTokens → 'max_output_tokens', responseFormat →
 // 'text.format'), so the handler can list the ones a provider drops in `x-gateway-dropped-params`
 // under the names the caller used. Null is "not set" (the Open Responses schema allows null for each).
-import type { GenerationOptions, JsonObject, OptionName, ReasoningConfig, ReasoningEffort, ResponseFormat } from '../../canonical/model';
+import type { GenerationOptions, JsonObject, ReasoningConfig, ReasoningEffort, ResponseFormat } from '../../canonical/model';
+import { OptionsBuilder, type FieldNames } from '../shared/canonical-request';
 import { isRecord, optionalString, requiredString, unreadable } from './request-errors';
-
-export type OptionFieldNames = Partial<Record<OptionName, string>>;
 
 const EFFORTS: ReadonlySet<string> = new Set<ReasoningEffort>(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']);
 
@@ -83,46 +82,35 @@ function responseFormat(format: unknown): ResponseFormat | undefined {
   return result;
 }
 
-/** Sets `options[name]` and records the caller's field name for it. */
-function setter(options: GenerationOptions, fieldNames: OptionFieldNames) {
-  return <K extends OptionName>(name: K, value: GenerationOptions[K] | undefined, field: string): void => {
-    if (value === undefined) return;
-    options[name] = value;
-    fieldNames[name] = field;
-  };
-}
-
 /** The options of `body`, their caller field names, and the mapped fields the options could not hold. */
-export function optionsOf(body: JsonObject): { options: GenerationOptions; fieldNames: OptionFieldNames; unmapped: JsonObject } {
-  const options: GenerationOptions = {};
-  const fieldNames: OptionFieldNames = {};
+export function optionsOf(body: JsonObject): { options: GenerationOptions; fieldNames: FieldNames; unmapped: JsonObject } {
+  const out = new OptionsBuilder();
   const unmapped: JsonObject = {};
-  const set = setter(options, fieldNames);
-  set('maxOutputTokens', countField(body, 'max_output_tokens'), 'max_output_tokens');
-  set('temperature', numberField(body, 'temperature'), 'temperature');
-  set('topP', numberField(body, 'top_p'), 'top_p');
-  set('presencePenalty', numberField(body, 'presence_penalty'), 'presence_penalty');
-  set('frequencyPenalty', numberField(body, 'frequency_penalty'), 'frequency_penalty');
-  set('n', countField(body, 'n'), 'n');
-  set('stop', stopField(body), 'stop');
+  out.set('maxOutputTokens', countField(body, 'max_output_tokens'), 'max_output_tokens');
+  out.set('temperature', numberField(body, 'temperature'), 'temperature');
+  out.set('topP', numberField(body, 'top_p'), 'top_p');
+  out.set('presencePenalty', numberField(body, 'presence_penalty'), 'presence_penalty');
+  out.set('frequencyPenalty', numberField(body, 'frequency_penalty'), 'frequency_penalty');
+  out.set('n', countField(body, 'n'), 'n');
+  out.set('stop', stopField(body), 'stop');
   const parallel = body['parallel_tool_calls'];
-  if (typeof parallel === 'boolean') set('parallelToolCalls', parallel, 'parallel_tool_calls');
+  if (typeof parallel === 'boolean') out.set('parallelToolCalls', parallel, 'parallel_tool_calls');
   else if (parallel !== undefined && parallel !== null) throw unreadable('parallel_tool_calls', 'must be a boolean.');
-  set('reasoning', reasoningField(body), 'reasoning');
+  out.set('reasoning', reasoningField(body), 'reasoning');
   const text = body['text'];
   if (isRecord(text)) {
-    set('responseFormat', responseFormat(text['format']), 'text.format');
-    set('verbosity', optionalString(text, 'verbosity', 'text'), 'text.verbosity');
+    out.set('responseFormat', responseFormat(text['format']), 'text.format');
+    out.set('verbosity', optionalString(text, 'verbosity', 'text'), 'text.verbosity');
   } else if (text !== undefined && text !== null) throw unreadable('text', 'must be an object ({format, verbosity}).');
-  set('serviceTier', optionalString(body, 'service_tier', ''), 'service_tier');
-  set('promptCacheKey', optionalString(body, 'prompt_cache_key', ''), 'prompt_cache_key');
+  out.set('serviceTier', optionalString(body, 'service_tier', ''), 'service_tier');
+  out.set('promptCacheKey', optionalString(body, 'prompt_cache_key', ''), 'prompt_cache_key');
   // `safety_identifier` replaces `user` as the end-user id; with both, `user` stays a wire field.
   const safetyIdentifier = optionalString(body, 'safety_identifier', '');
   const user = optionalString(body, 'user', '');
   if (safetyIdentifier !== undefined) {
-    set('user', safetyIdentifier, 'safety_identifier');
+    out.set('user', safetyIdentifier, 'safety_identifier');
     if (user !== undefined) unmapped['user'] = user;
-  } else set('user', user, 'user');
-  set('topLogprobs', countField(body, 'top_logprobs'), 'top_logprobs');
-  return { options, fieldNames, unmapped };
+  } else out.set('user', user, 'user');
+  out.set('topLogprobs', countField(body, 'top_logprobs'), 'top_logprobs');
+  return { options: out.options, fieldNames: out.fieldNames, unmapped };
 }

@@ -7,7 +7,8 @@
 // (model routing, storage, streaming, `metadata`, `svc`) are neither mapped nor extra.
 import type { JsonObject, Message, ModelRequest } from '../../canonical/model';
 import { inputToMessages } from './request-input';
-import { OPTION_FIELDS, optionsOf, type OptionFieldNames } from './request-options';
+import type { CanonicalRequest } from '../shared/canonical-request';
+import { OPTION_FIELDS, optionsOf } from './request-options';
 import { optionalString, unreadable } from './request-errors';
 import { toolChoiceToCanonical, toolsToCanonical } from './request-tools';
 
@@ -28,17 +29,11 @@ export const HANDLER_FIELDS: ReadonlySet<string> = new Set([
 /** Fields converted into the canonical request's messages and tools. */
 const CONTENT_FIELDS: ReadonlySet<string> = new Set(['input', 'instructions', 'tools', 'tool_choice']);
 
-export interface CanonicalResponsesRequest {
-  request: ModelRequest;
-  /** The caller's field name of each option set (for `x-gateway-dropped-params`). */
-  fieldNames: OptionFieldNames;
-}
-
 /**
  * Converts a Responses body (its own fields are read, never changed). Throws a 400 GatewayError
  * naming the field (`param`, e.g. `input[2].content[0].image_url`) for a shape it cannot read.
  */
-export function responsesRequestToCanonical(body: JsonObject): CanonicalResponsesRequest {
+export function responsesRequestToCanonical(body: JsonObject): CanonicalRequest {
   const messages: Message[] = [];
   const instructions = optionalString(body, 'instructions', '');
   if (instructions !== undefined && instructions !== '') messages.push({ role: 'system', content: [{ type: 'text', text: instructions }] });

@@ -122,31 +122,6 @@ function nativeBlock(part: NativePart, param: string): AnthropicContentBlock {
 /** Anthropic refuses empty text blocks ("text content blocks must be non-empty"); they carry nothing. */
 const isEmptyText = (part: TextPart): boolean => part.text === '' && part.cacheControl === undefined;
 
-function userBlocks(content: readonly UserPart[], param: string): AnthropicContentBlock[] {
-  const blocks: AnthropicContentBlock[] = [];
-  content.forEach((part, j) => {
-    const at = `${param}[${j}]`;
-    switch (part.type) {
-      case 'text':
-        if (!isEmptyText(part)) blocks.push(textBlock(part));
-        break;
-      case 'image':
-        blocks.push(imageBlock(part, at));
-        break;
-      case 'file':
-        blocks.push(fileBlock(part, at));
-        break;
-      case 'document':
-        blocks.push(documentBlock(part, at));
-        break;
-      case 'native':
-        blocks.push(nativeBlock(part, at));
-        break;
-    }
-  });
-  return blocks;
-}
-
 /** Tool-call arguments are JSON text; Anthropic wants the input object itself. */
 function parseArguments(call: ToolCallPart, param: string): Record<string, unknown> {
   if (call.arguments.trim() === '') return {};
@@ -171,35 +146,15 @@ function reasoningBlock(part: ReasoningPart): AnthropicContentBlock | undefined 
   return undefined;
 }
 
-function assistantBlocks(content: readonly AssistantPart[], param: string): AnthropicContentBlock[] {
+/**
+ * The blocks of a turn's parts (user, assistant or tool-result content: the callers' types say which
+ * parts each may hold), in order. Parts that carry nothing (empty text, reasoning from another provider)
+ * are left out; positions in `param` stay the canonical ones.
+ */
+function contentBlocks(content: readonly (UserPart | AssistantPart)[], param: string): AnthropicContentBlock[] {
   const blocks: AnthropicContentBlock[] = [];
   content.forEach((part, j) => {
     const at = `${param}[${j}]`;
-    switch (part.type) {
-      case 'text':
-        if (!isEmptyText(part)) blocks.push(textBlock(part));
-        break;
-      case 'reasoning': {
-        const block = reasoningBlock(part);
-        if (block) blocks.push(block);
-        break;
-      }
-      case 'tool-call':
-        blocks.push({ type: 'tool_use', id: part.id, name: part.name, input: parseArguments(part, `${at}.arguments`) });
-        break;
-      case 'native':
-        blocks.push(nativeBlock(part, at));
-        break;
-    }
-  });
-  return blocks;
-}
-
-function toolResultContent(output: ToolResultPart['output'], param: string): string | AnthropicContentBlock[] {
-  if (typeof output === 'string') return output;
-  const blocks: AnthropicContentBlock[] = [];
-  output.forEach((part, k) => {
-    const at = `${param}[${k}]`;
     switch (part.type) {
       case 'text':
         if (!isEmptyText(part)) blocks.push(textBlock(part));
@@ -213,6 +168,17 @@ function toolResultContent(output: ToolResultPart['output'], param: string): str
       case 'document':
         blocks.push(documentBlock(part, at));
         break;
+      case 'native':
+        blocks.push(nativeBlock(part, at));
+        break;
+      case 'reasoning': {
+        const block = reasoningBlock(part);
+        if (block) blocks.push(block);
+        break;
+      }
+      case 'tool-call':
+        blocks.push({ type: 'tool_use', id: part.id, name: part.name, input: parseArguments(part, `${at}.arguments`) });
+        break;
     }
   });
   return blocks;
@@ -222,7 +188,11 @@ function toolResultBlocks(content: readonly ToolResultPart[], param: string): An
   return content.map((part, j) => {
     const at = `${param}[${j}]`;
     if (part.callId === '') throw badRequest('Tool results need the id of the call they answer.', `${at}.callId`);
-    const block: AnthropicToolResultBlock = { type: 'tool_result', tool_use_id: part.callId, content: toolResultContent(part.output, `${at}.output`) };
+    const block: AnthropicToolResultBlock = {
+      type: 'tool_result',
+      tool_use_id: part.callId,
+      content: typeof part.output === 'string' ? part.output : contentBlocks(part.output, `${at}.output`),
+    };
     if (part.isError === true) block.is_error = true;
     return withCache(block, part.cacheControl);
   });
@@ -275,10 +245,10 @@ export function canonicalToAnthropicMessages(messages: readonly Message[]): Anth
         for (const part of message.content) if (!isEmptyText(part)) system.push(textBlock(part));
         break;
       case 'user':
-        push('user', userBlocks(message.content, param));
+        push('user', contentBlocks(message.content, param));
         break;
       case 'assistant':
-        push('assistant', assistantBlocks(message.content, param));
+        push('assistant', contentBlocks(message.content, param));
         break;
       case 'tool':
         push('user', toolResultBlocks(message.content, param));
