@@ -44,7 +44,9 @@ export const createResponse: Handler = async (ctx, services) => {
     return stream ? relayNativeStream(ctx, response, call.meter, target) : relayNativeJson(response, call.meter, target);
   }
   return translatedResponse(ctx, services, call, {
-    body: { ...original, metadata },
+    // The fields echoed in the response object are what the model was sent (redacted under a DLP
+    // policy, as a native upstream echoes them): a stored response keeps nothing the policy removed.
+    body: { ...call.inspected, metadata },
     stream,
     headers: droppedParamsHeader(call.plan.dropped),
     sink,
