@@ -108,12 +108,16 @@ export function assertNestedError(reply: JsonReply, status: number, code: string
 /** A stream read as it arrives: its frames so far, and when it ended. */
 export class SseFollower {
   readonly frames: SseFrame[] = [];
+  /** When each frame arrived (performance.now()), by index. */
+  readonly arrivals: number[] = [];
   readonly finished: Promise<void>;
   private buffer = '';
   private readonly controller = new AbortController();
 
   constructor(readonly response: Response) {
     this.finished = this.read();
+    // Awaited later (or not at all, when the connection is expected to die): never an unhandled rejection.
+    this.finished.catch(() => undefined);
   }
 
   private async read(): Promise<void> {
@@ -130,13 +134,19 @@ export class SseFollower {
         this.buffer += decoder.decode(value, { stream: true });
         const end = this.buffer.lastIndexOf('\n\n');
         if (end < 0) continue;
-        this.frames.push(...parseSseFrames(this.buffer.slice(0, end + 2)));
+        const frames = parseSseFrames(this.buffer.slice(0, end + 2));
+        this.frames.push(...frames);
+        const now = performance.now();
+        for (let i = 0; i < frames.length; i++) this.arrivals.push(now);
         this.buffer = this.buffer.slice(end + 2);
       }
     } catch (err) {
       if (!this.controller.signal.aborted) throw err;
     }
-    if (this.buffer.trim() !== '') this.frames.push(...parseSseFrames(this.buffer));
+    if (this.buffer.trim() === '') return;
+    const rest = parseSseFrames(this.buffer);
+    this.frames.push(...rest);
+    for (let i = 0; i < rest.length; i++) this.arrivals.push(performance.now());
   }
 
   async until(what: string, count: number, timeoutMs = 15_000): Promise<void> {
@@ -146,6 +156,34 @@ export class SseFollower {
   /** Leaves mid-stream (the caller's connection goes away). */
   leave(): void {
     this.controller.abort();
+  }
+}
+
+/**
+ * How late `reader` got the events it received live, compared with `caller` (the median, in ms): the
+ * events from `from` on, which both saw. Live delivery is milliseconds; polling the store is seconds.
+ */
+export function medianLagMs(caller: SseFollower, reader: SseFollower, from: number, readerOffset = 0): number {
+  const lags: number[] = [];
+  for (let i = from; i < caller.frames.length; i++) {
+    const at = reader.arrivals[i - readerOffset];
+    if (at !== undefined) lags.push(at - caller.arrivals[i]!);
+  }
+  assert.ok(lags.length > 0, 'events both saw');
+  lags.sort((a, b) => a - b);
+  return lags[Math.floor(lags.length / 2)]!;
+}
+
+/** `promise`, or a failure naming `what` after `ms` (a test fails fast instead of at mocha's ceiling). */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
