@@ -1,6 +1,7 @@
 // Shared setup for the HTTP-level gateway tests: a fake OpenAI-format upstream and a real gateway whose
 // `up` provider points at it.
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
+import type { Store } from '../../src/store/port';
 import { startFakeOpenAiUpstream, type FakeOpenAiUpstream } from '../fixtures/upstreams/openai-upstream';
 
 export interface GatewayWithUpstream {
@@ -18,6 +19,10 @@ export interface GatewayWithUpstreamOptions {
   plugins?: Record<string, unknown>;
   /** Replaces the base organizations (e.g. organizationsWithDlp()). */
   organizations?: Record<string, unknown>[];
+  /** Other top-level config sections (e.g. `responses`, `store`, `queue`). */
+  config?: Record<string, unknown>;
+  /** Use this store (the caller closes it; its config goes in `config.store`) instead of a fresh embedded one. */
+  store?: Store;
 }
 
 export async function startGatewayWithUpstream(options: GatewayWithUpstreamOptions = {}): Promise<GatewayWithUpstream> {
@@ -45,7 +50,9 @@ export async function startGatewayWithUpstream(options: GatewayWithUpstreamOptio
       ],
       plugins: { auth: { enabled: true }, stripFields: { enabled: true }, audit: { enabled: true, flushIntervalMs: 20 }, ...(options.plugins ?? {}) },
       ...(options.organizations ? { organizations: options.organizations } : {}),
+      ...(options.config ?? {}),
     },
+    ...(options.store ? { store: options.store } : {}),
   });
   return {
     gw,

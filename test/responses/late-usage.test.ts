@@ -28,7 +28,15 @@ describe('Responses: usage of a stored response whose caller left', function () 
     });
     assert.equal(res.status, 200);
     const reader = res.body!.getReader();
-    await reader.read();
+    // Read until response.created names the response (the gateway's id), then leave.
+    let head = '';
+    let id: string | undefined;
+    while (id === undefined) {
+      const chunk = await reader.read();
+      assert.ok(!chunk.done, 'the stream names its response');
+      head += new TextDecoder().decode(chunk.value);
+      id = /"id":"(resp_[0-9a-f]{32})"/.exec(head)?.[1];
+    }
     controller.abort();
     // The upstream is read to its end (about 12 events × 150 ms), then the usage is written.
     const deadline = Date.now() + 20_000;
@@ -42,7 +50,7 @@ describe('Responses: usage of a stored response whose caller left', function () 
       assert.ok(Date.now() < deadline, `usage not recorded: ${JSON.stringify(found)}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const stored = await env.gw.store.responses.get('resp_up1');
+    const stored = await env.gw.store.responses.get(id);
     assert.equal(stored?.status, 'completed');
   });
 });

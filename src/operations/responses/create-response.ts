@@ -35,16 +35,21 @@ export const createResponse: Handler = async (ctx, services) => {
   const metadata = isRecord(body['metadata']) ? body['metadata'] : {};
   const call = prepareWireCall(ctx, services, RESPONSES_CODEC, body, { detached: store });
   const sink = store ? storedResponse(ctx, services, { model: body['model'] as string, inputItems: originatingInputItems(call.inspected['input']) }) : null;
+  // Ours whatever the path: a stored response is keyed on it (a native upstream's own id is its own).
+  const id = mintId('resp');
 
   if (call.kind === 'forward') {
     const response = await forwardWireCall(ctx, call, 'responses', stream);
-    return stream ? relayNativeStream(ctx, response, call.meter, metadata, sink) : relayNativeJson(response, call.meter, metadata, sink);
+    const target = { metadata, stored: sink ? { sink, id } : null };
+    return stream ? relayNativeStream(ctx, response, call.meter, target) : relayNativeJson(response, call.meter, target);
   }
   return translatedResponse(ctx, services, call, {
-    body: { ...original, metadata },
+    // The fields echoed in the response object are what the model was sent (redacted under a DLP
+    // policy, as a native upstream echoes them): a stored response keeps nothing the policy removed.
+    body: { ...call.inspected, metadata },
     stream,
     headers: droppedParamsHeader(call.plan.dropped),
     sink,
-    id: mintId('resp'),
+    id,
   });
 };

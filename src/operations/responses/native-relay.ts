@@ -4,6 +4,8 @@
 // an `id:` line equal to its sequence number (the spec's framing; OpenAI sends none), numbered by us
 // from 0 without gaps, and every stream ends with a terminal event: an upstream that stops early, sends
 // garbage or is cut ends with `error` then `response.failed`, as the spec's Events rule 3 says.
+// A stored response (`store: true`) carries the gateway's own id, not the upstream's: the record is
+// ours, keyed on that id, and an upstream's ids need not be unique across upstreams (or at all).
 import { GatewayError, toGatewayError } from '../../http/errors';
 import { SseWriter } from '../../http/sse';
 import type { RequestMeter } from '../../model-call/request-meter';
@@ -30,8 +32,15 @@ function meterUsage(meter: RequestMeter, response: Json): void {
   meter.tokens(typeof input === 'number' ? input : 0, typeof output === 'number' ? output : 0);
 }
 
+/** Where a relayed reply goes besides the caller: with a sink, stored under `id` (the gateway's). */
+export interface RelayTarget {
+  metadata: Json;
+  stored: { sink: ResponseSink; id: string } | null;
+}
+
 /** A non-streamed native reply: checked to be a response object, metadata echoed, stored when asked. */
-export async function relayNativeJson(response: UpstreamResponse, meter: RequestMeter, metadata: Json, sink: ResponseSink | null): Promise<Reply> {
+export async function relayNativeJson(response: UpstreamResponse, meter: RequestMeter, target: RelayTarget): Promise<Reply> {
+  const { metadata, stored } = target;
   let reply: unknown;
   try {
     reply = await response.json();
@@ -49,9 +58,10 @@ export async function relayNativeJson(response: UpstreamResponse, meter: Request
   reply['metadata'] = metadata;
   meterUsage(meter, reply);
   meter.finish('ok');
-  if (sink) {
-    await sink.begin({ ...reply, status: 'in_progress' });
-    await sink.end(reply);
+  if (stored) {
+    reply['id'] = stored.id;
+    await stored.sink.begin({ ...reply, status: 'in_progress' });
+    await stored.sink.end(reply);
   }
   return { status: 200, body: reply };
 }
@@ -81,16 +91,13 @@ const frame = (type: string, sequence: number, data: string): string => `event: 
 
 /**
  * A streamed native reply. The first upstream event is awaited before the caller's headers go out, so
- * an upstream that fails at once is still a JSON error. With a sink (a stored response) the upstream is
- * read to its end even when the caller leaves: the call was sent without the caller's abort signal.
+ * an upstream that fails at once is still a JSON error; so is a stored response the store refuses to
+ * create (nothing was sent yet). With a sink (a stored response) the upstream is read to its end even
+ * when the caller leaves: the call was sent without the caller's abort signal.
  */
-export async function relayNativeStream(
-  ctx: RequestContext,
-  response: UpstreamResponse,
-  meter: RequestMeter,
-  metadata: Json,
-  sink: ResponseSink | null,
-): Promise<undefined> {
+export async function relayNativeStream(ctx: RequestContext, response: UpstreamResponse, meter: RequestMeter, target: RelayTarget): Promise<undefined> {
+  const { metadata, stored } = target;
+  const sink = stored?.sink ?? null;
   const state = new RelayState();
   const events = parseSse(response.body)[Symbol.asyncIterator]();
   let next: IteratorResult<{ data: string }>;
@@ -100,7 +107,9 @@ export async function relayNativeStream(
     meter.fail(err);
     throw err;
   }
-  const sse = new SseWriter(ctx.res);
+  /** Opened with the first event written: until then a failure can still be a JSON error. */
+  let sse: SseWriter | null = null;
+  const callerThere = (): boolean => sse === null || sse.open;
   let terminal = false;
   let failure: GatewayError | null = null;
   try {
@@ -118,15 +127,15 @@ export async function relayNativeStream(
         throw new GatewayError('upstream_error', 'The upstream stream sent an event without a type.', { cause: new UpstreamFault('untyped Responses event') });
       }
       const type = event['type'];
-      const sequence = state.sequence++;
       let out = data;
-      if (event['sequence_number'] !== sequence) {
-        event['sequence_number'] = sequence;
+      if (event['sequence_number'] !== state.sequence) {
+        event['sequence_number'] = state.sequence;
         out = '';
       }
       const snapshot = event['response'];
       if (SNAPSHOTS.has(type) && isRecord(snapshot)) {
         snapshot['metadata'] = metadata;
+        if (stored) snapshot['id'] = stored.id;
         state.snapshot = snapshot;
         out = '';
         if (type === 'response.created' && sink) await sink.begin(snapshot);
@@ -134,9 +143,12 @@ export async function relayNativeStream(
       } else if (type === 'response.output_item.done' && isRecord(event['item'])) {
         state.done.push(event['item']);
       }
+      // Numbered once nothing can refuse it: the caller's numbers have no gap.
+      const sequence = state.sequence++;
       if (out === '') out = JSON.stringify(event);
       sink?.event(event as ResponseEventPayload);
       // A stored response goes on being recorded after its caller left (it may resume the stream).
+      sse ??= new SseWriter(ctx.res);
       const pending = sse.open ? sse.write(frame(type, sequence, out)) : undefined;
       if (pending) await pending;
       if (TERMINAL.has(type)) {
@@ -145,7 +157,7 @@ export async function relayNativeStream(
       }
       if (!sse.open && !sink) break;
     }
-    if (!terminal && (sse.open || sink)) {
+    if (!terminal && (callerThere() || sink)) {
       throw new GatewayError('upstream_error', 'The upstream stream ended before its final event.', {
         cause: new UpstreamFault('The upstream Responses stream ended without a terminal event.'),
       });
@@ -153,14 +165,21 @@ export async function relayNativeStream(
   } catch (err) {
     failure = toGatewayError(err);
   }
+  if (failure && sse === null && state.sequence === 0) {
+    // Nothing reached the caller or the store: an ordinary error reply (JSON, spec Events rule 2).
+    await events.return?.(undefined).catch(() => undefined);
+    meter.fail(failure);
+    throw failure;
+  }
+  const writer = (sse ??= new SseWriter(ctx.res));
   if (failure && !terminal) {
     for (const event of failureEvents(state, failure, metadata)) {
       sink?.event(event);
-      if (sse.open && !ctx.abort.aborted) void sse.write(frame(event.type, event.sequence_number, JSON.stringify(event)));
+      if (writer.open && !ctx.abort.aborted) void writer.write(frame(event.type, event.sequence_number, JSON.stringify(event)));
       if (event.type === 'response.failed') state.snapshot = event['response'] as Json;
     }
   }
-  const clientLeft = ctx.abort.aborted || !sse.open;
+  const clientLeft = ctx.abort.aborted || !writer.open;
   await events.return?.(undefined).catch(() => undefined);
   if (failure) meter.fail(failure);
   else meter.finish(clientLeft ? 'aborted' : 'ok');
@@ -170,7 +189,7 @@ export async function relayNativeStream(
     // the end and reads the response at once (GET) finds it finished, not in progress.
     if (sink && state.snapshot) await sink.end(state.snapshot);
   } finally {
-    sse.end();
+    writer.end();
   }
   return undefined;
 }

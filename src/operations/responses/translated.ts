@@ -48,7 +48,16 @@ export async function translatedResponse(
     throw err;
   }
   const events = new ResponsesEventStream({ request: body, id, model });
-  if (sink) await sink.begin(events.response() as unknown as JsonObject);
+  if (sink) {
+    try {
+      await sink.begin(events.response() as unknown as JsonObject);
+    } catch (err) {
+      // Not stored, nothing sent: a JSON error, and the upstream stream is not left open.
+      await iterator.return?.(undefined).catch(() => undefined);
+      call.meter.fail(err);
+      throw err;
+    }
+  }
   const sse = stream ? new SseWriter(ctx.res, headers ? { headers } : {}) : null;
   const emit = async (batch: ResponsesEvent[]): Promise<void> => {
     for (const event of batch) {

@@ -1,0 +1,180 @@
+// Streaming POST /v1/responses over HTTP (spec "Events"): on a native upstream (relayed) and a
+// translated one (Anthropic, built from canonical stream parts) every frame has `event:` equal to its
+// payload type and `id:` equal to its sequence_number, numbered from 0 without gaps, in the spec's
+// order; a failure after the first byte (the upstream cut, garbage, a stream that just stops) is an
+// `error` event `{error: {message, type, code}}` followed by `response.failed`, and every stream ends
+// with a terminal event.
+import assert from 'node:assert/strict';
+import { textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
+import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
+import { responsesStreamEvents } from '../fixtures/upstreams/responses-wire';
+import { startGatewayWithUpstream, type GatewayWithUpstream } from '../gateway/gateway-helpers';
+import { assertResponsesFraming, assertStreamErrorEvent, parseSseFrames, post, typesOf, type SseFrame } from './http-helpers';
+
+/** The spec's order of a message item then a function call item. */
+const TEXT_THEN_CALL = [
+  'response.created',
+  'response.in_progress',
+  'response.output_item.added',
+  'response.content_part.added',
+  'response.output_text.delta',
+  'response.output_text.delta',
+  'response.output_text.done',
+  'response.content_part.done',
+  'response.output_item.done',
+  'response.output_item.added',
+  'response.function_call_arguments.delta',
+  'response.function_call_arguments.done',
+  'response.output_item.done',
+  'response.completed',
+];
+
+/** Consecutive deltas of one kind collapsed, so the order can be compared whatever the chunking. */
+function shape(types: readonly string[]): string[] {
+  return types.filter((type, i) => !(type.endsWith('.delta') && types[i - 1] === type));
+}
+
+function failedSnapshot(frames: readonly SseFrame[]): Record<string, unknown> {
+  const last = frames[frames.length - 1]!;
+  assert.equal(last.data['type'], 'response.failed');
+  const response = last.data['response'] as Record<string, unknown>;
+  assert.equal(response['status'], 'failed');
+  return response;
+}
+
+describe('POST /v1/responses streaming: framing, order, failures after the first byte', function () {
+  this.timeout(60_000);
+  let env: GatewayWithUpstream;
+  let anthropic: FakeAnthropic;
+
+  before(async function () {
+    this.timeout(120_000);
+    anthropic = await startFakeAnthropic();
+    env = await startGatewayWithUpstream({
+      providers: {
+        native: { type: 'openai', baseUrl: 'UPSTREAM', apiKey: 'sk-native', responses: 'native', retries: { max: 0 } },
+        claude: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, retries: { max: 0 } },
+      },
+      models: [
+        { id: 'resp-native', provider: 'native' },
+        { id: 'resp-claude', provider: 'claude', upstream: 'claude-sonnet-4-20250514' },
+      ],
+    });
+  });
+  after(async () => {
+    await env?.close();
+    await anthropic?.close();
+  });
+  beforeEach(() => {
+    env.upstream.requests.length = 0;
+    anthropic.requests.length = 0;
+  });
+
+  const stream = async (model: string): Promise<{ res: Response; frames: SseFrame[] }> => {
+    const res = await post(`${env.gw.url}/v1/responses`, { model, input: 'weather in SF?', stream: true }, env.gw.auth('member'));
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+    return { res, frames: parseSseFrames(await res.text()) };
+  };
+
+  describe('native upstream (relayed)', () => {
+    it('every event framed and numbered from 0, in the spec’s order, ending with response.completed', async () => {
+      env.upstream.script({
+        kind: 'sse',
+        chunks: responsesStreamEvents('resp-native', ['Hel', 'lo'], { functionCall: { name: 'get_weather', arguments: '{"city":"SF"}' } }),
+      });
+      const { frames } = await stream('resp-native');
+      assertResponsesFraming(frames);
+      assert.deepEqual(shape(typesOf(frames)), shape(TEXT_THEN_CALL));
+      const completed = frames[frames.length - 1]!.data['response'] as Record<string, unknown>;
+      assert.equal(completed['status'], 'completed');
+    });
+
+    it('numbered by the gateway: an upstream whose numbering starts elsewhere and skips still gives 0, 1, 2, …', async () => {
+      const chunks = responsesStreamEvents('resp-native', ['a', 'b', 'c']).map((chunk, i) =>
+        chunk.replace(/"sequence_number":\d+/, `"sequence_number":${10 + i * 3}`),
+      );
+      env.upstream.script({ kind: 'sse', chunks });
+      const { frames } = await stream('resp-native');
+      assertResponsesFraming(frames);
+      assert.equal(frames.length, chunks.length);
+    });
+
+    it('the upstream connection cut mid-stream: error then response.failed, the stream ends', async () => {
+      // created, in_progress, item added, part added, first delta: then the connection drops.
+      env.upstream.script({ kind: 'sse', chunks: responsesStreamEvents('resp-native', ['one', 'two', 'three']), failAfter: 5, gapMs: 5 });
+      const { frames } = await stream('resp-native');
+      assertResponsesFraming(frames);
+      assert.deepEqual(typesOf(frames).slice(0, 5), TEXT_THEN_CALL.slice(0, 5), 'what came before the cut is relayed');
+      assertStreamErrorEvent(frames[frames.length - 2]!);
+      failedSnapshot(frames);
+    });
+
+    it('a garbage event (not JSON) mid-stream: error then response.failed', async () => {
+      const chunks = responsesStreamEvents('resp-native', ['one', 'two']);
+      chunks.splice(4, 0, 'event: response.output_text.delta\ndata: {"type":"response.output_text.delta", this is not json\n\n');
+      env.upstream.script({ kind: 'sse', chunks });
+      const { frames } = await stream('resp-native');
+      assertResponsesFraming(frames);
+      assert.equal(frames.length, 6, `4 relayed, then the failure: ${typesOf(frames).join(', ')}`);
+      assertStreamErrorEvent(frames[4]!);
+      failedSnapshot(frames);
+    });
+
+    it('an event without a type: error then response.failed', async () => {
+      const chunks = responsesStreamEvents('resp-native', ['one']);
+      chunks.splice(3, 0, 'data: {"sequence_number":3,"delta":"x"}\n\n');
+      env.upstream.script({ kind: 'sse', chunks });
+      const { frames } = await stream('resp-native');
+      assertResponsesFraming(frames);
+      assertStreamErrorEvent(frames[frames.length - 2]!);
+    });
+
+    it('an upstream stream that ends cleanly before its terminal event: error then response.failed', async () => {
+      const chunks = responsesStreamEvents('resp-native', ['one', 'two']).slice(0, -1);
+      env.upstream.script({ kind: 'sse', chunks });
+      const { frames } = await stream('resp-native');
+      assertResponsesFraming(frames);
+      assert.equal(frames.length, chunks.length + 2);
+      assertStreamErrorEvent(frames[frames.length - 2]!);
+      const failed = failedSnapshot(frames);
+      assert.equal((failed['output'] as unknown[]).length, 1, 'the item completed before the end is in the failed response');
+    });
+  });
+
+  describe('translated upstream (Anthropic)', () => {
+    it('every event framed and numbered from 0, in the spec’s order, ending with response.completed', async () => {
+      anthropic.script({ kind: 'sse', events: textThenToolEvents() });
+      const { frames } = await stream('resp-claude');
+      assertResponsesFraming(frames);
+      assert.deepEqual(shape(typesOf(frames)), shape(TEXT_THEN_CALL));
+      const deltas = frames.filter((f) => f.data['type'] === 'response.output_text.delta').map((f) => f.data['delta']);
+      assert.equal(deltas.join(''), 'Okay, let me check.');
+      const args = frames.filter((f) => f.data['type'] === 'response.function_call_arguments.delta').map((f) => f.data['delta']);
+      assert.equal(JSON.stringify(JSON.parse((args as string[]).join(''))), '{"location":"San Francisco, CA"}');
+      const completed = frames[frames.length - 1]!.data['response'] as Record<string, unknown>;
+      assert.equal(completed['status'], 'completed');
+    });
+
+    it('the Anthropic stream cut mid-way: error then response.failed, the stream ends', async () => {
+      // Up to the first text delta, then the connection is destroyed.
+      anthropic.script({ kind: 'sse', events: textThenToolEvents().slice(0, 4), endAbruptly: true });
+      const { frames } = await stream('resp-claude');
+      assertResponsesFraming(frames);
+      assert.ok(typesOf(frames).includes('response.output_text.delta'), `the text before the cut was streamed: ${typesOf(frames).join(', ')}`);
+      assertStreamErrorEvent(frames[frames.length - 2]!);
+      failedSnapshot(frames);
+    });
+
+    it('an Anthropic error event mid-stream: error then response.failed', async () => {
+      anthropic.script({
+        kind: 'sse',
+        events: [...textThenToolEvents().slice(0, 4), { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }],
+      });
+      const { frames } = await stream('resp-claude');
+      assertResponsesFraming(frames);
+      assertStreamErrorEvent(frames[frames.length - 2]!);
+      failedSnapshot(frames);
+    });
+  });
+});
