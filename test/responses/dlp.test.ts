@@ -4,7 +4,7 @@
 // inspected (binary file_data, a file_id or file_url reference) is a 400 with no error.code and
 // nothing sent; an organization without a dlp block sends its file parts unmodified.
 import assert from 'node:assert/strict';
-import { textMessage } from '../fixtures/upstreams/anthropic-events';
+import { textEvents, textMessage } from '../fixtures/upstreams/anthropic-events';
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
 import { baseConfigDocument } from '../helpers/config';
 import { TEST_KEYS } from '../helpers/gateway';
@@ -43,29 +43,6 @@ function sensitiveBody(model: string, stream: boolean): Record<string, unknown> 
       },
     ],
   };
-}
-
-function anthropicText(text: string): Record<string, unknown>[] {
-  return [
-    {
-      type: 'message_start',
-      message: {
-        id: 'msg_dlp',
-        type: 'message',
-        role: 'assistant',
-        model: 'claude',
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: { input_tokens: 3, output_tokens: 1 },
-      },
-    },
-    { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
-    { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } },
-    { type: 'content_block_stop', index: 0 },
-    { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 2 } },
-    { type: 'message_stop' },
-  ];
 }
 
 describe('POST /v1/responses under a DLP policy (spec rule 8)', function () {
@@ -134,7 +111,7 @@ describe('POST /v1/responses under a DLP policy (spec rule 8)', function () {
 
   for (const stream of [false, true]) {
     it(`translated (Anthropic): the same texts arrive redacted in system, messages and the document (${stream ? 'streamed' : 'JSON'})`, async () => {
-      anthropic.script(stream ? { kind: 'sse', events: anthropicText('fine') } : { kind: 'json', body: textMessage('fine') });
+      anthropic.script(stream ? { kind: 'sse', events: textEvents('fine') } : { kind: 'json', body: textMessage('fine') });
       const res = await send(sensitiveBody('resp-claude', stream));
       assert.equal(res.status, 200);
       if (stream) assertResponsesFraming(parseSseFrames(await res.text()));

@@ -5,35 +5,11 @@
 // curated prompt is added only when asked, before the caller's instructions, with the operator's text
 // when configured; failures before the first byte are JSON, never SSE.
 import assert from 'node:assert/strict';
-import { textMessage } from '../fixtures/upstreams/anthropic-events';
+import { textEvents, textMessage } from '../fixtures/upstreams/anthropic-events';
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
 import { startGatewayWithUpstream, type GatewayWithUpstream } from '../gateway/gateway-helpers';
 import { DEFAULT_CURATED_PROMPT } from '../../src/operations/responses/curated-prompt';
 import { assertNestedError, assertResponsesFraming, jsonReply, parseSseFrames, post } from './http-helpers';
-
-/** An Anthropic stream of one text block (what the translated path turns into Responses events). */
-function anthropicTextEvents(text: string): Record<string, unknown>[] {
-  return [
-    {
-      type: 'message_start',
-      message: {
-        id: 'msg_01Rules',
-        type: 'message',
-        role: 'assistant',
-        model: 'claude-sonnet-4-20250514',
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: { input_tokens: 12, output_tokens: 1 },
-      },
-    },
-    { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
-    { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } },
-    { type: 'content_block_stop', index: 0 },
-    { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 5 } },
-    { type: 'message_stop' },
-  ];
-}
 
 const PROVIDERS = (anthropicUrl: string): Record<string, Record<string, unknown>> => ({
   native: { type: 'openai', baseUrl: 'UPSTREAM', apiKey: 'sk-native-key', responses: 'native', retries: { max: 0 } },
@@ -206,7 +182,7 @@ describe('POST /v1/responses: the route rules over HTTP', function () {
     });
 
     it('translated (Anthropic): metadata echoed in the reply and the stream snapshots, none of the four sent', async () => {
-      anthropic.script({ kind: 'json', body: textMessage('fine') }, { kind: 'sse', events: anthropicTextEvents('fine') });
+      anthropic.script({ kind: 'json', body: textMessage('fine') }, { kind: 'sse', events: textEvents('fine') });
       const json = await jsonReply(await send({ model: 'resp-claude', input: 'hi', ...ownFields }));
       assert.equal(json.status, 200, json.text);
       assert.deepEqual(json.body['metadata'], ownFields.metadata);
@@ -261,7 +237,7 @@ describe('POST /v1/responses: the route rules over HTTP', function () {
     });
 
     it('agent_default translated to Anthropic: the curated prompt first, then the caller’s instructions, in `system`', async () => {
-      anthropic.script({ kind: 'sse', events: anthropicTextEvents('ok') });
+      anthropic.script({ kind: 'sse', events: textEvents('ok') });
       const res = await send({ model: 'resp-claude', input: 'hi', instructions: 'Answer in French.', stream: true, svc: { system_prompt: 'agent_default' } });
       assertResponsesFraming(parseSseFrames(await res.text()));
       const system = anthropic.requests[0]!.body['system'];
