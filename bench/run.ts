@@ -69,32 +69,20 @@ function flag(name: string, fallback: number): number {
 type UpstreamKind = 'plain' | 'tls';
 type Api = 'chat' | 'responses';
 
-function apisWanted(): Api[] {
-  const at = process.argv.indexOf('--api');
-  if (at < 0) return ['chat', 'responses'];
+/** A flag naming one of `choices` or `both` (absent: all of them). */
+function choiceFlag<T extends string>(flag: string, choices: readonly [T, T]): T[] {
+  const at = process.argv.indexOf(flag);
+  if (at < 0) return [...choices];
   const value = process.argv[at + 1];
-  if (value === 'chat' || value === 'responses') return [value];
-  if (value === 'both') return ['chat', 'responses'];
-  throw new Error('--api must be chat, responses or both');
+  if (value === 'both') return [...choices];
+  const chosen = choices.find((choice) => choice === value);
+  if (chosen === undefined) throw new Error(`${flag} must be ${choices.join(', ')} or both`);
+  return [chosen];
 }
 
-function upstreamsWanted(): UpstreamKind[] {
-  const at = process.argv.indexOf('--upstream');
-  if (at < 0) return ['plain', 'tls'];
-  const value = process.argv[at + 1];
-  if (value === 'plain' || value === 'tls') return [value];
-  if (value === 'both') return ['plain', 'tls'];
-  throw new Error('--upstream must be plain, tls or both');
-}
-
-function storesWanted(): StoreKind[] {
-  const at = process.argv.indexOf('--store');
-  if (at < 0) return ['embedded', 'postgres'];
-  const value = process.argv[at + 1];
-  if (value === 'embedded' || value === 'postgres') return [value];
-  if (value === 'both') return ['embedded', 'postgres'];
-  throw new Error('--store must be embedded, postgres or both');
-}
+const apisWanted = (): Api[] => choiceFlag<Api>('--api', ['chat', 'responses']);
+const upstreamsWanted = (): UpstreamKind[] => choiceFlag<UpstreamKind>('--upstream', ['plain', 'tls']);
+const storesWanted = (): StoreKind[] => choiceFlag<StoreKind>('--store', ['embedded', 'postgres']);
 
 /** A fresh schema in DATABASE_URL's database for the postgres store; drop() removes it after the run. */
 async function postgresSchema(): Promise<{ url: string; drop(): Promise<void> }> {
