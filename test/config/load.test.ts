@@ -181,6 +181,20 @@ describe('configuration', () => {
       );
     });
 
+    it('refuses an unknown responses.timezone and accepts an IANA one', () => {
+      const bad = problemsOf(mergeConfig(baseConfigDocument(), { responses: { timezone: 'Mars/Olympus_Mons' } }));
+      assert.ok(
+        bad.some((p) => p.startsWith('responses.timezone: unknown time zone "Mars/Olympus_Mons"')),
+        bad.join('\n'),
+      );
+      const good = problemsOf(mergeConfig(baseConfigDocument(), { responses: { timezone: 'Europe/Berlin' } }));
+      assert.equal(
+        good.filter((p) => p.startsWith('responses.')).length,
+        0,
+        good.join('\n'),
+      );
+    });
+
     it('rejects group members and agent shares that name nobody', () => {
       const doc = baseConfigDocument();
       const orgs = doc['organizations'] as Record<string, unknown>[];
