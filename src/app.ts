@@ -98,6 +98,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     redis,
     logger: deps.logger,
     responses: deps.store.responses,
+    turns: deps.store.turns,
     ping: () => deps.store.ping(),
     metrics,
     now: () => clock.now(),

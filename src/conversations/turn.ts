@@ -9,7 +9,7 @@
 // it, and the caller's retry knows better what to send once it has read the first answer.
 import { GatewayError } from '../http/errors';
 import type { Store } from '../store/port';
-import type { ConversationItemRecord, ConversationRecord, Principal } from '../store/types';
+import type { ConversationItemRecord, ConversationRecord, NewConversationItem, Principal } from '../store/types';
 import { newConversationId } from '../runs/ids';
 import { historyInput, storedItem } from './history';
 
@@ -35,15 +35,20 @@ export interface ConversationTurn {
   readonly responseId: string;
   /** The response this turn continues from (echoed in the response object), or null. */
   readonly previousResponseId: string | null;
+  /** The conversation this turn starts (`store: true` alone): written with the response record, its turn held by it. */
+  readonly newConversation: ConversationRecord | null;
+  /** Until when the turn is held before its response exists (TURN_START_MS from its claim). */
+  readonly turnUntil: string;
   /** The stored items the model is sent before the new turn (after the summary). */
   readonly items: readonly ConversationItemRecord[];
   /** Those items (and the summary) as the model's input. */
   readonly history: Json[];
-  /**
-   * Ends the turn: on success appends the new turn's input items (as inspected) and the response's
-   * output items; on failure appends nothing. Frees the conversation either way. Safe to call twice.
-   */
-  end(outcome: { inputItems: readonly Json[]; output: readonly Json[]; contextTokens: number | null } | null): Promise<void>;
+  /** The items a completed turn appends: its input (as inspected), then its output; ids unique in the conversation. */
+  itemsFor(input: readonly Json[], output: readonly Json[]): NewConversationItem[];
+  /** The response's record is stored: from now on the turn ends with the response's terminal write. */
+  begun(): void;
+  /** Frees the conversation when the turn ends before its response began (nothing appended); else nothing. Safe to call twice. */
+  release(): Promise<void>;
 }
 
 export interface TurnDeps {
@@ -62,7 +67,7 @@ async function conversationOf(
   deps: TurnDeps,
   principal: Principal,
   request: TurnRequest,
-): Promise<{ conversation: ConversationRecord; previous: string | null }> {
+): Promise<{ conversation: ConversationRecord; previous: string | null; created: boolean }> {
   const { store } = deps;
   const previous = typeof request.previous_response_id === 'string' ? request.previous_response_id : null;
   if (previous !== null) {
@@ -71,7 +76,7 @@ async function conversationOf(
     if (!conversation) {
       throw new GatewayError('previous_response_not_found', `Previous response with id '${previous}' not found.`, { param: 'previous_response_id' });
     }
-    return { conversation, previous };
+    return { conversation, previous, created: false };
   }
   const wanted = conversationIdOf(request.conversation);
   if (wanted !== null) {
@@ -83,8 +88,10 @@ async function conversationOf(
         param: 'conversation',
       });
     }
-    return { conversation, previous: null };
+    return { conversation, previous: null, created: false };
   }
+  // Written with the turn's response record (TurnRepository.commit): a first turn that fails before
+  // its response begins leaves no empty conversation behind, and nobody knows its id before then.
   const conversation: ConversationRecord = {
     id: newConversationId(),
     orgId: principal.orgId,
@@ -93,8 +100,7 @@ async function conversationOf(
     metadata: { source: 'responses' },
     createdAt: deps.now().toISOString(),
   };
-  await store.conversations.create(conversation);
-  return { conversation: { ...conversation, summary: null, contextTokens: null }, previous: null };
+  return { conversation: { ...conversation, summary: null, contextTokens: null }, previous: null, created: true };
 }
 
 async function loadItems(store: Store, conversation: ConversationRecord): Promise<ConversationItemRecord[]> {
@@ -114,42 +120,57 @@ async function loadItems(store: Store, conversation: ConversationRecord): Promis
 
 /**
  * Opens the turn of response `responseId`: the conversation resolved (and visible to the caller), its
- * turn claimed (409 when another response holds it), its history loaded.
+ * turn claimed (409 when another response holds it), its history loaded. A new conversation has no
+ * history and nobody to race: it is held from its insert on.
  */
 export async function beginTurn(deps: TurnDeps, principal: Principal, request: TurnRequest, responseId: string): Promise<ConversationTurn> {
   const { store } = deps;
-  const { conversation, previous } = await conversationOf(deps, principal, request);
+  const { conversation, previous, created } = await conversationOf(deps, principal, request);
   const now = deps.now();
-  const claimed = await store.conversations.claimTurn(conversation.id, responseId, now.toISOString(), new Date(now.getTime() + TURN_START_MS).toISOString());
-  if (!claimed) {
+  const turnUntil = new Date(now.getTime() + TURN_START_MS).toISOString();
+  if (!created && !(await store.conversations.claimTurn(conversation.id, responseId, now.toISOString(), turnUntil))) {
     throw new GatewayError(
       'conversation_locked',
       `Another response is being generated in conversation '${conversation.id}'; send this turn again once it has finished.`,
       { param: previous !== null ? 'previous_response_id' : 'conversation' },
     );
   }
-  let ended = false;
-  const end: ConversationTurn['end'] = async (outcome) => {
-    if (ended) return;
-    ended = true;
-    const items = outcome ? turnItems(outcome.inputItems, outcome.output, responseId, loaded) : [];
-    await store.conversations.endTurn(conversation.id, responseId, items, outcome?.contextTokens ?? null);
+  let open = !created;
+  const release = async (): Promise<void> => {
+    if (!open) return;
+    open = false;
+    await store.conversations.endTurn(conversation.id, responseId, [], null);
   };
-  let loaded: ConversationItemRecord[];
-  try {
-    // The conversation as it is now the turn is held: nothing can be appended to it meanwhile.
-    const current = (await store.conversations.get(conversation.id)) ?? conversation;
-    loaded = await loadItems(store, current);
-    return { conversation: current, responseId, previousResponseId: previous, items: loaded, history: historyInput(current, loaded), end };
-  } catch (err) {
-    loaded = [];
-    await end(null).catch(() => undefined);
-    throw err;
+  let current = conversation;
+  let items: ConversationItemRecord[] = [];
+  if (!created) {
+    try {
+      // The conversation as it is now the turn is held: nothing can be appended to it meanwhile.
+      current = (await store.conversations.get(conversation.id)) ?? conversation;
+      items = await loadItems(store, current);
+    } catch (err) {
+      await release().catch(() => undefined);
+      throw err;
+    }
   }
+  return {
+    conversation: current,
+    responseId,
+    previousResponseId: previous,
+    newConversation: created ? conversation : null,
+    turnUntil,
+    items,
+    history: historyInput(current, items),
+    itemsFor: (input, output) => turnItems(input, output, responseId, items),
+    begun() {
+      open = false;
+    },
+    release,
+  };
 }
 
 /** The items a turn appends: its input, then its output; ids unique in the conversation. */
-function turnItems(input: readonly Json[], output: readonly Json[], responseId: string, history: readonly ConversationItemRecord[]) {
+function turnItems(input: readonly Json[], output: readonly Json[], responseId: string, history: readonly ConversationItemRecord[]): NewConversationItem[] {
   const taken = new Set(history.map((item) => item.id));
   return [...input.map((item) => ({ ...item, id: undefined })), ...output].map((item) => {
     const stored = storedItem(item, responseId);

@@ -5,17 +5,19 @@ import type { Logger } from 'winston';
 import type { GatewayConfig } from '../config/types';
 import type { Metrics } from '../log/metrics';
 import type { RedisProvider } from '../queue/redis';
-import type { ResponseRepository } from '../store/port';
+import type { ResponseRepository, TurnRepository } from '../store/port';
 import { ResponseEventLog, type ResponseEventLogOptions } from './event-log';
 import { createLapsedSweeper, type ResponseSweeper } from './lapsed-sweeper';
 import { ResponseLeases } from './leases';
 import { createInProcessLiveEvents, type LiveEvents } from './live-events';
 import { createPostgresLiveEvents } from './live-events-postgres';
 import { createRedisLiveEvents } from './live-events-redis';
+import { TurnWriter } from './turn-writer';
 
 export { EventLogLostError, ResponseEventLog } from './event-log';
 export { createLapsedSweeper, LAPSED_ERROR, type ResponseSweeper } from './lapsed-sweeper';
 export { ResponseLeases } from './leases';
+export { TurnWriter } from './turn-writer';
 export type { LiveEvents, LiveMechanism } from './live-events';
 export { parseStartingAfter, replayEvents, type ReplayOptions } from './replay';
 export type { StreamEvent } from './stream-event';
@@ -49,12 +51,16 @@ export interface ResponseStreams {
   readonly log: ResponseEventLog;
   readonly leases: ResponseLeases;
   readonly sweeper: ResponseSweeper;
+  /** Group commit of stored turns (their records, conversation items and terminal writes). */
+  readonly turns: TurnWriter;
   /** Writes what the log holds, stops renewing, closes the bus (before the store closes). */
   close(): Promise<void>;
 }
 
 export interface ResponseStreamsDeps extends LiveEventsDeps {
   responses: ResponseRepository;
+  /** Where stored turns are written (group commit). */
+  turns: TurnRepository;
   metrics: Pick<Metrics, 'responseEventsPending' | 'responseEventsDropped' | 'responsesLapsed'>;
   now(): Date;
   /** The process's owner id (the run engine's): the responses it generates are leased to it. */
@@ -79,16 +85,19 @@ export function createResponseStreams(deps: ResponseStreamsDeps): ResponseStream
   });
   const leases = new ResponseLeases({ responses: deps.responses, owner: deps.owner, leaseMs: deps.leaseMs, now: deps.now, logger: deps.logger });
   const sweeper = createLapsedSweeper({ responses: deps.responses, live, logger: deps.logger, metrics: deps.metrics, now: deps.now });
+  const turns = new TurnWriter(deps.turns, deps.logger);
   let closing: Promise<void> | null = null;
   return {
     live,
     log,
     leases,
     sweeper,
+    turns,
     close() {
       closing ??= (async () => {
         await leases.close();
         await log.close();
+        await turns.drain();
         await live.close();
       })();
       return closing;

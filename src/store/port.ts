@@ -175,6 +175,38 @@ export interface ConversationRepository {
   setSummary(conversationId: string, summary: ConversationSummary, item: NewConversationItem): Promise<void>;
 }
 
+/** A stored turn's beginning (see TurnRepository.commit). */
+export interface TurnBegin {
+  /** The conversation the turn starts (`store: true` alone), inserted with its turn held by the response; null when it continues one. */
+  conversation: ConversationRecord | null;
+  /** Until when a new conversation's turn is held without its response being in progress (ConversationRepository.claimTurn). */
+  turnUntil: string;
+  response: ResponseRecord;
+}
+
+/** A stored turn's end (see TurnRepository.commit). */
+export interface TurnEnd {
+  responseId: string;
+  outcome: ResponseOutcome;
+  /** The conversation whose turn the response holds. */
+  conversationId: string;
+  /** Appended when the response still holds the turn (none for a failed turn). */
+  items: readonly NewConversationItem[];
+  contextTokens: number | null;
+}
+
+export interface TurnRepository {
+  /**
+   * Group commit of stored Responses turns: the beginnings and ends of many responses in one
+   * transaction. A beginning inserts its new conversation (turn held by the response) and the response
+   * record (ResponseRepository.create). An end is ConversationRepository.endTurn followed by
+   * ResponseRepository.finish (whenStatus in_progress): items appended and the turn released only while
+   * the response still holds it, then the terminal write. Returns the ids whose terminal write applied.
+   * All or nothing: a failure writes none of them (the caller retries them one by one).
+   */
+  commit(begins: readonly TurnBegin[], ends: readonly TurnEnd[]): Promise<{ finished: string[] }>;
+}
+
 export interface ResponseRepository {
   /** Inserts the response, with its lease when `response.lease` is set (an in-progress stream's writer). */
   create(response: ResponseRecord): Promise<void>;
@@ -264,6 +296,7 @@ export interface Store {
   readonly steps: StepVerdictRepository;
   readonly conversations: ConversationRepository;
   readonly responses: ResponseRepository;
+  readonly turns: TurnRepository;
   readonly audit: AuditRepository;
   readonly usage: UsageRepository;
   readonly settings: SettingsRepository;

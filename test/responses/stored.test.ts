@@ -208,9 +208,10 @@ for (const backend of ['embedded/inline', 'postgres/bullmq'] as Backend[]) {
 
       for (const model of ['resp-native', 'resp-claude']) {
         it(`the store refusing to create a stored response: a JSON error before any byte, not a broken stream (${model === 'resp-native' ? 'native' : 'translated'})`, async () => {
-          const responses = env.gw.store.responses;
-          const create0 = responses.create.bind(responses);
-          responses.create = () => Promise.reject(new Error('the store refuses'));
+          // A stored response's record is written through the turns' group commit.
+          const turns = env.gw.store.turns;
+          const commit0 = turns.commit.bind(turns);
+          turns.commit = (begins, ends) => (begins.length > 0 ? Promise.reject(new Error('the store refuses')) : commit0(begins, ends));
           try {
             // Anthropic holds its stream open until the gateway lets go of it.
             const released = model === 'resp-claude' ? anthropic.clientGone() : null;
@@ -223,7 +224,7 @@ for (const backend of ['embedded/inline', 'postgres/bullmq'] as Backend[]) {
               await Promise.race([released, late]);
             }
           } finally {
-            responses.create = create0;
+            turns.commit = commit0;
           }
           if (model === 'resp-claude') anthropic.script({ kind: 'sse', events: textThenToolEvents() });
           const again = await create({ model, input: 'hi', store: true, stream: true });

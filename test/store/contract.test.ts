@@ -10,6 +10,7 @@ import { lifecycleContract } from './contract/lifecycle';
 import { recordsContract } from './contract/records';
 import { responsesContract } from './contract/responses';
 import { runsContract } from './contract/runs';
+import { turnsContract } from './contract/turns';
 
 const DRIVERS: readonly TestStoreDriver[] = ['embedded', 'postgres', 'mongodb'];
 
@@ -43,6 +44,7 @@ for (const driver of DRIVERS) {
     conversationsContract(handle);
     recordsContract(handle);
     responsesContract(handle);
+    turnsContract(handle, driver);
     lifecycleContract(driver);
   });
 }

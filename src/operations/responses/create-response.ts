@@ -95,8 +95,8 @@ async function statefulResponse(ctx: RequestContext, services: AppServices, orig
     const echo = { metadata: metadataOf(original), store: true, previous_response_id: turn.previousResponseId };
     return await respond(ctx, services, composed, echo, { id, turn, leading: turn.history.length + leadingContext.length });
   } finally {
-    // Ended already when the response was stored (this is then a no-op); else the turn failed before.
-    await turn.end(null);
+    // A no-op once the response began (its end releases the turn); else the turn failed before it.
+    await turn.release();
   }
 }
 
@@ -122,13 +122,13 @@ async function respond(ctx: RequestContext, services: AppServices, body: Json, e
     sink = storedResponse(ctx, services, {
       model: body['model'] as string,
       inputItems: originatingInputItems(turnInput),
-      conversationId: turn.conversation.id,
-      previousResponseId: turn.previousResponseId,
-      async beforeFinish(final) {
+      turn,
+      ending(final) {
         const status = final['status'];
+        // A completed turn (or one cut by max_output_tokens) stays in the conversation; a failed one does not.
+        if (status !== 'completed' && status !== 'incomplete') return { items: [], contextTokens: null };
         const output = Array.isArray(final['output']) ? (final['output'] as Json[]) : [];
-        const done = status === 'completed' || status === 'incomplete';
-        await turn.end(done ? { inputItems: turnInput, output, contextTokens: contextTokens(final) } : null);
+        return { items: turn.itemsFor(turnInput, output), contextTokens: contextTokens(final) };
       },
     });
   }

@@ -1,12 +1,15 @@
-// The sink of a `store: true` response (spec rule 9, "Stored response"): the record is created when the
-// response starts (status in_progress, leased to this process so a crash leaves it failed, not in
-// progress for ever), each event goes to the batched event log as the caller gets it (published live
-// at once, stored off the hot path), and the final object is written once the log is durable and the
-// turn's items are in its conversation.
+// The sink of a stored response (spec rule 9, "Stored response"): a turn of a stored conversation.
+// Its record is written when the response starts (status in_progress, leased to this process so a
+// crash leaves it failed, not in progress for ever; a conversation it starts is written with it), each
+// event goes to the batched event log as the caller gets it (published live at once, stored off the
+// hot path), and at its end, once the log is durable, the turn's items are appended to the
+// conversation and the final object written. The beginning and the end go through the turn writer's
+// group commit (src/responses/turn-writer.ts): concurrent responses share transactions.
+import type { ConversationTurn } from '../../conversations/turn';
 import type { RequestContext } from '../../pipeline/context';
 import { responseExpiry } from '../../responses';
 import type { AppServices } from '../../services';
-import type { ResponseOutcome, ResponseStatus } from '../../store/types';
+import type { NewConversationItem, ResponseOutcome, ResponseStatus } from '../../store/types';
 import type { ResponseEventPayload, ResponseSink } from './response-sink';
 
 const FINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'incomplete', 'cancelled']);
@@ -14,13 +17,9 @@ const FINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'inc
 export interface StoredResponseInit {
   model: string;
   inputItems: Record<string, unknown>[];
-  conversationId: string;
-  previousResponseId: string | null;
-  /**
-   * Runs with the final object once the event log is stored, before the terminal write: the
-   * conversation's items are appended before a reader can see the response finished.
-   */
-  beforeFinish(final: Record<string, unknown>): Promise<void>;
+  turn: ConversationTurn;
+  /** What the conversation keeps of the final response: its items and the context size (none when it failed). */
+  ending(final: Record<string, unknown>): { items: NewConversationItem[]; contextTokens: number | null };
 }
 
 export function storedResponse(
@@ -28,28 +27,34 @@ export function storedResponse(
   services: Pick<AppServices, 'store' | 'responseStreams' | 'clock' | 'config' | 'logger'>,
   init: StoredResponseInit,
 ): ResponseSink {
-  const { store, responseStreams: streams } = services;
+  const { responseStreams: streams } = services;
+  const { turn } = init;
   let id: string | null = null;
   return {
     async begin(snapshot) {
       id = String(snapshot['id']);
       const now = services.clock.now().toISOString();
-      await store.responses.create({
-        id,
-        orgId: ctx.principal?.orgId ?? 'default',
-        userId: ctx.principal?.userId ?? 'anonymous',
-        status: 'in_progress',
-        model: init.model,
-        conversationId: init.conversationId,
-        previousResponseId: init.previousResponseId,
-        stored: true,
-        body: snapshot,
-        inputItems: init.inputItems,
-        createdAt: now,
-        updatedAt: now,
-        expiresAt: responseExpiry(now, services.config.store.retentionDays),
-        lease: streams.leases.leaseFor(),
+      await streams.turns.begin({
+        conversation: turn.newConversation,
+        turnUntil: turn.turnUntil,
+        response: {
+          id,
+          orgId: ctx.principal?.orgId ?? 'default',
+          userId: ctx.principal?.userId ?? 'anonymous',
+          status: 'in_progress',
+          model: init.model,
+          conversationId: turn.conversation.id,
+          previousResponseId: turn.previousResponseId,
+          stored: true,
+          body: snapshot,
+          inputItems: init.inputItems,
+          createdAt: now,
+          updatedAt: now,
+          expiresAt: responseExpiry(now, services.config.store.retentionDays),
+          lease: streams.leases.leaseFor(),
+        },
       });
+      turn.begun();
       streams.leases.hold(id);
       ctx.resourceIds['response_id'] = id;
     },
@@ -67,17 +72,18 @@ export function storedResponse(
         streams.leases.release(id);
       }
       const status = String(final['status']);
-      try {
-        await init.beforeFinish(final);
-      } catch (err) {
-        // The response itself is still written: its caller got it; the conversation lacks this turn.
-        services.logger.error('conversation turn not stored', { responseId: id, errorName: err instanceof Error ? err.name : 'unknown' });
-      }
       const outcome: ResponseOutcome = {
         status: (FINAL_STATUSES.has(status) ? status : 'failed') as Exclude<ResponseStatus, 'queued' | 'in_progress'>,
         body: FINAL_STATUSES.has(status) ? final : { ...final, status: 'failed' },
       };
-      await store.responses.finish(id, outcome, { whenStatus: 'in_progress' });
+      let ending: { items: NewConversationItem[]; contextTokens: number | null } = { items: [], contextTokens: null };
+      try {
+        ending = init.ending(final);
+      } catch (err) {
+        // The response itself is still written: its caller got it; the conversation lacks this turn.
+        services.logger.error('conversation turn items not built', { responseId: id, errorName: err instanceof Error ? err.name : 'unknown' });
+      }
+      await streams.turns.end({ responseId: id, outcome, conversationId: turn.conversation.id, items: ending.items, contextTokens: ending.contextTokens });
     },
   };
 }

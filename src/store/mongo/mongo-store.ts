@@ -5,6 +5,7 @@ import type { Store } from '../port';
 import { mongoAgents } from './agents-repository';
 import { collectionsOf, date, type Collections } from './collections';
 import { mongoConversations } from './conversations-repository';
+import { composedTurns } from '../composed-turns';
 import { mongoGroups, mongoKeys, mongoOrganizations, mongoSettings, mongoUsers } from './identity-repositories';
 import { mongoAudit, mongoResponses, mongoSteps, mongoUsage } from './records-repositories';
 import { mongoRuns } from './runs-repository';
@@ -96,6 +97,8 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
   const db = client.db();
   const c = collectionsOf(db);
   let closed: Promise<void> | null = null;
+  const conversations = mongoConversations(c);
+  const responses = mongoResponses(c);
   return {
     driver: 'mongodb',
     organizations: mongoOrganizations(c),
@@ -105,8 +108,9 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
     agents: mongoAgents(c),
     runs: mongoRuns(c),
     steps: mongoSteps(c),
-    conversations: mongoConversations(c),
-    responses: mongoResponses(c),
+    conversations,
+    responses,
+    turns: composedTurns(conversations, responses),
     audit: mongoAudit(c),
     usage: mongoUsage(c),
     settings: mongoSettings(c),

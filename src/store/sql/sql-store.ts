@@ -9,6 +9,7 @@ import { sqlKeys } from './keys-repository';
 import { sqlOrganizations } from './organizations-repository';
 import { sqlResponses } from './responses-repository';
 import { sqlRuns } from './runs-repository';
+import { sqlTurns } from './turns-repository';
 import { migrateSql } from './schema';
 import { sqlSettings } from './settings-repository';
 import { sqlSteps } from './steps-repository';
@@ -28,6 +29,7 @@ export function createSqlStore(db: SqlDatabase): Store {
     steps: sqlSteps(db),
     conversations: sqlConversations(db),
     responses: sqlResponses(db),
+    turns: sqlTurns(db),
     audit: sqlAudit(db),
     usage: sqlUsage(db),
     settings: sqlSettings(db),

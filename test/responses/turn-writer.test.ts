@@ -1,0 +1,112 @@
+// The turn writer's group commit (src/responses/turn-writer.ts): writes queued while a commit is in
+// flight share the next one; an idle writer commits at once; a failed commit is retried write by
+// write so that only the bad write fails.
+import assert from 'node:assert/strict';
+import type { TurnBegin, TurnEnd, TurnRepository } from '../../src/store/port';
+import { TurnWriter } from '../../src/responses/turn-writer';
+import { silentLogger } from './helpers';
+
+function begin(id: string): TurnBegin {
+  return {
+    conversation: null,
+    turnUntil: '2026-01-01T00:00:00.000Z',
+    response: {
+      id,
+      orgId: 'o',
+      userId: 'u',
+      status: 'in_progress',
+      model: 'm',
+      conversationId: 'conv_1',
+      previousResponseId: null,
+      stored: true,
+      body: {},
+      inputItems: [],
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+      expiresAt: null,
+    },
+  };
+}
+
+function end(id: string): TurnEnd {
+  return { responseId: id, outcome: { status: 'completed', body: {} }, conversationId: `conv_${id}`, items: [], contextTokens: null };
+}
+
+/** A repository that records each commit and holds it until released. */
+class RecordingTurns implements TurnRepository {
+  readonly commits: { begins: string[]; ends: string[] }[] = [];
+  private gate: (() => void) | null = null;
+  held = false;
+  refuse = new Set<string>();
+
+  async commit(begins: readonly TurnBegin[], ends: readonly TurnEnd[]): Promise<{ finished: string[] }> {
+    this.commits.push({ begins: begins.map((b) => b.response.id), ends: ends.map((e) => e.responseId) });
+    if (this.held) await new Promise<void>((resolve) => (this.gate = resolve));
+    const ids = [...begins.map((b) => b.response.id), ...ends.map((e) => e.responseId)];
+    if (ids.some((id) => this.refuse.has(id))) throw new Error('refused');
+    return { finished: ends.map((e) => e.responseId).filter((id) => id !== 'already-final') };
+  }
+
+  release(): void {
+    this.held = false;
+    this.gate?.();
+    this.gate = null;
+  }
+}
+
+describe('TurnWriter: group commit of stored turns', () => {
+  it('writes queued in one turn of the event loop go in one commit; while it is in flight, the next ones wait and share the following one', async () => {
+    const turns = new RecordingTurns();
+    const writer = new TurnWriter(turns, silentLogger);
+    turns.held = true;
+    const first = [writer.begin(begin('a')), writer.begin(begin('b')), writer.end(end('c'))];
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(turns.commits.length, 1, 'one commit for the three');
+    const second = [writer.begin(begin('d')), writer.end(end('e')), writer.end(end('already-final'))];
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(turns.commits.length, 1, 'nothing more while the first is in flight');
+    turns.release();
+    await Promise.all([...first, ...second]);
+    assert.deepEqual(turns.commits, [
+      { begins: ['a', 'b'], ends: ['c'] },
+      { begins: ['d'], ends: ['e', 'already-final'] },
+    ]);
+    assert.deepEqual(await Promise.all(second.slice(1)), [true, false], 'end() says whether the terminal write applied');
+  });
+
+  it('an idle writer commits a lone write at once (no waiting for a window)', async () => {
+    const turns = new RecordingTurns();
+    const writer = new TurnWriter(turns, silentLogger);
+    const started = Date.now();
+    await writer.begin(begin('solo'));
+    assert.ok(Date.now() - started < 20);
+    assert.deepEqual(turns.commits, [{ begins: ['solo'], ends: [] }]);
+  });
+
+  it('a failed group commit is retried write by write: only the bad write fails', async () => {
+    const turns = new RecordingTurns();
+    const writer = new TurnWriter(turns, silentLogger);
+    turns.refuse.add('bad');
+    const results = await Promise.allSettled([writer.begin(begin('ok1')), writer.begin(begin('bad')), writer.end(end('ok2'))]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
+    assert.deepEqual(turns.commits, [
+      { begins: ['ok1', 'bad'], ends: ['ok2'] },
+      { begins: ['ok1'], ends: [] },
+      { begins: ['bad'], ends: [] },
+      { begins: [], ends: ['ok2'] },
+    ]);
+  });
+
+  it('drain() resolves once everything queued is written', async () => {
+    const turns = new RecordingTurns();
+    const writer = new TurnWriter(turns, silentLogger);
+    turns.held = true;
+    const pending = writer.end(end('x'));
+    setTimeout(() => turns.release(), 30);
+    await writer.drain();
+    assert.equal(await pending, true);
+  });
+});
