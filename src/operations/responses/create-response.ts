@@ -6,6 +6,7 @@
 import { mintId, redactResponsesRequest, responsesRequestToCanonical } from '../../formats/responses';
 import { droppedParamsHeader, forwardWireCall, prepareWireCall, type WireCodec } from '../../model-call/wire-call';
 import type { Handler } from '../types';
+import { invokeAgent, isAgentModel } from './agent-invocation';
 import { DEFAULT_CURATED_PROMPT, withCuratedPrompt } from './curated-prompt';
 import { originatingInputItems } from './input-items';
 import { relayNativeJson, relayNativeStream } from './native-relay';
@@ -28,6 +29,8 @@ const isRecord = (value: unknown): value is Record<string, unknown> => value !==
 export const createResponse: Handler = async (ctx, services) => {
   // The generated validator (OpenAPI CreateResponseRequest) has checked the shapes, naming the field.
   const original = ctx.body as Record<string, unknown>;
+  // Rule 7: an agent invoked as a model starts a run instead of a model call.
+  if (isAgentModel(original['model'])) return invokeAgent(ctx, services, original);
   checkResponseRequest(original);
   const body = withCuratedPrompt(original, services.config.responses.systemPrompt ?? DEFAULT_CURATED_PROMPT);
   const stream = body['stream'] === true;

@@ -17,14 +17,6 @@ export function checkResponseRequest(body: Body): void {
       param: 'previous_response_id',
     });
   }
-  const model = body['model'];
-  if (typeof model === 'string' && model.startsWith('agent/')) {
-    throw new GatewayError(
-      'unsupported_parameter',
-      'Invoking an agent through the Responses interface (model agent/<agent_id>) is not available in this version; trigger it with POST /v1/agents/runs.',
-      { param: 'model' },
-    );
-  }
   for (const field of ['conversation', 'previous_response_id'] as const) {
     if (body[field] !== undefined) {
       throw new GatewayError(
