@@ -381,7 +381,7 @@ describe('agents invoked as models on postgres/bullmq: the run executes on a wor
       mergeConfig(agentsPatch(upstream), {
         store: { driver: 'postgres', url: schema.url },
         queue: { driver: 'bullmq', redisUrl: REDIS_URL, prefix, concurrency: 4, leaseSeconds: 3 },
-        logging: { level: 'warn', accessLog: false },
+        logging: { level: 'info', accessLog: false },
       }),
     );
     const gateway = await startProcess('serve', file, 90_000);
