@@ -16,7 +16,17 @@ import { createTestSchema } from '../helpers/store';
 import { waitFor } from '../helpers/wait';
 import { killAll, startProcess, writeProcessConfig } from '../queue/processes';
 import { assertOpenResponsesEvent, assertOpenResponsesObject } from '../support/open-responses';
-import { assertNestedError, assertResponsesFraming, assertStreamErrorEvent, jsonReply, post, SseFollower, typesOf, within, type SseFrame } from './http-helpers';
+import {
+  assertNestedError,
+  assertResponsesFraming,
+  assertStreamErrorEvent,
+  jsonReply,
+  post,
+  SseFollower,
+  typesOf,
+  within,
+  type SseFrame,
+} from './http-helpers';
 
 const REDIS_URL = process.env['REDIS_URL'] || 'redis://127.0.0.1:6379';
 const ASKER = 'a9e00000-0000-4000-8000-000000000001';
@@ -68,8 +78,7 @@ interface Target {
   url: string;
 }
 
-const invoke = (target: Target, body: Json, who: Who = 'member'): Promise<Response> =>
-  post(`${target.url}/v1/responses`, { input: 'hi', ...body }, auth(who));
+const invoke = (target: Target, body: Json, who: Who = 'member'): Promise<Response> => post(`${target.url}/v1/responses`, { input: 'hi', ...body }, auth(who));
 
 async function getJson(target: Target, route: string, who: Who = 'member'): Promise<{ status: number; body: Json; text: string }> {
   const res = await fetch(`${target.url}${route}`, { headers: auth(who) });
@@ -305,7 +314,14 @@ describe('agents invoked as models (model: agent/<agent_id>), embedded/inline', 
     const tag = `arr-${randomBytes(3).toString('hex')}`;
     const input = [
       { role: 'user', content: `First ${tag}.` },
-      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Second ' }, { type: 'input_text', text: 'part.' }] },
+      {
+        type: 'message',
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'Second ' },
+          { type: 'input_text', text: 'part.' },
+        ],
+      },
     ];
     const reply = await jsonReply(await invoke(gw, { model: `agent/${DOER}`, input }));
     assert.equal(reply.status, 200, reply.text);
