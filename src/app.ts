@@ -92,7 +92,6 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
   const pipeline = await assemblePipeline(pluginRegistry, config, { config, store: deps.store, logger: deps.logger, metrics, clock, redis });
   // The run queue is built here (every process enqueues); the runtime starts its consumer if any.
   const runEngine = createRunEngine(createRunQueue(config.queue, deps.logger), config.queue.leaseSeconds);
-  const runs = createRunService({ store: deps.store, queue: runEngine.queue, metrics, logger: deps.logger, now: () => clock.now(), active: runEngine.active });
   const responseStreams = createResponseStreams({
     config,
     redis,
@@ -104,6 +103,15 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     now: () => clock.now(),
     owner: runEngine.owner,
     leaseMs: runEngine.leaseMs,
+  });
+  const runs = createRunService({
+    store: deps.store,
+    queue: runEngine.queue,
+    metrics,
+    logger: deps.logger,
+    now: () => clock.now(),
+    active: runEngine.active,
+    live: responseStreams.live,
   });
   const services: AppServices = {
     config,

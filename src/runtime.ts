@@ -61,7 +61,7 @@ function every(services: AppServices, name: string, ms: number, task: () => Prom
 
 function sweepDeps(services: AppServices): SweepDeps {
   const { store, metrics, logger, clock, runEngine } = services;
-  return { store, queue: runEngine.queue, metrics, logger, active: runEngine.active, now: () => clock.now() };
+  return { store, queue: runEngine.queue, metrics, logger, active: runEngine.active, now: () => clock.now(), live: services.responseStreams.live };
 }
 
 /** With a redacting plugin on (dlp), step prompts are redacted per the organization's policy before they leave. */
@@ -90,6 +90,7 @@ async function startConsumer(services: AppServices, closers: Closer[], options: 
     active: runEngine.active,
     owner: runEngine.owner,
     leaseMs: runEngine.leaseMs,
+    responseEvents: { log: services.responseStreams.log, live: services.responseStreams.live },
     ...(options.redactorFor ? { redactorFor: options.redactorFor } : dlpRedactors(services)),
   });
   const processor: JobProcessor = {

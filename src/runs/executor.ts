@@ -14,10 +14,11 @@
 import type { Logger } from 'winston';
 import type { GatewayConfig } from '../config/types';
 import type { Metrics } from '../log/metrics';
-import { responseText } from '../canonical/assemble';
+import { assembleResponse, responseText } from '../canonical/assemble';
 import type { ModelRequest, ModelResponse } from '../canonical/model';
 import type { ModelCalls } from '../model-call/model-calls';
 import type { ResolvedModel } from '../providers/types';
+import type { ResponseEventLog, LiveEvents } from '../responses';
 import type { Store } from '../store/port';
 import { LeaseLostError, type AgentDefinition, type ConversationItemRecord, type LeaseFence, type NewConversationItem, type RunRecord } from '../store/types';
 import { ActiveRuns, RunStopped, stopReasonOf } from './active-runs';
@@ -25,6 +26,8 @@ import { renderPrompt } from './inputs';
 import { functionCallItem, functionCallOutputItem, itemText, itemsToMessages, messageItem, runResult } from './items';
 import { judgeRequest, parseVerdict, type Verdict } from './judge';
 import { RunMeter } from './run-meter';
+import { endRunResponse, invocationOf, type ResponsesInvocation } from './run-response';
+import { RunResponseStream } from './run-response-stream';
 import { runErrorOf, type RunError } from './run-errors';
 import { endRun, TIMEOUT_ERROR, type TransitionDeps } from './transitions';
 
@@ -47,6 +50,11 @@ export interface ExecutorDeps {
   maxAttempts?: number;
   /** The DLP hook: the organization's redactor, applied to step prompts before they leave. */
   redactorFor?: RedactorFactory;
+  /**
+   * Where runs started through the Responses interface (`model: agent/<id>`) write their response's
+   * events (run-response-stream.ts). Without it such runs execute all the same, unstreamed.
+   */
+  responseEvents?: { log: ResponseEventLog; live: LiveEvents };
 }
 
 /** Model turns a step may spend on tool calls before its reply is taken as it is. */
@@ -62,6 +70,8 @@ interface Ctx {
   byKey: Map<string, ConversationItemRecord>;
   items: ConversationItemRecord[];
   redact: Redactor;
+  /** The run's Responses stream (runs started with `model: agent/<id>`), else null. */
+  stream: RunResponseStream | null;
 }
 
 function isErrorItem(item: ConversationItemRecord): boolean {
@@ -101,7 +111,8 @@ export class RunExecutor {
     const current = await store.runs.get(runId);
     if (!current || current.status !== 'in_progress') return;
     if (Date.parse(current.deadlineAt) <= this.deps.now().getTime()) {
-      await endRun(this.transitions, runId, 'cancelled', TIMEOUT_ERROR);
+      const ended = await endRun(this.transitions, runId, 'cancelled', TIMEOUT_ERROR);
+      if (ended) await this.endResponse(ended);
       return;
     }
     const run = await store.runs.acquireLease(runId, this.deps.owner, this.iso(this.deps.leaseMs), this.iso());
@@ -123,12 +134,15 @@ export class RunExecutor {
     };
     const deadline = setTimeout(() => stop('timeout'), Math.max(0, Date.parse(run.deadlineAt) - this.deps.now().getTime()));
     const renew = setInterval(() => void this.renew(fence, stop), Math.max(250, Math.floor(this.deps.leaseMs / 3)));
+    let stream: RunResponseStream | null = null;
     try {
-      const text = await this.runSteps(run, fence, version.definition, signal);
+      stream = await this.openStream(run);
+      const text = await this.runSteps(run, fence, version.definition, signal, stream);
       const ended = await endRun(this.transitions, runId, 'success', { result: runResult(text) }, fence.generation);
       if (ended) this.deps.logger.info('run finished', { runId, status: 'success' });
+      await this.settle(stream, ended ? (s) => s.complete(text) : null);
     } catch (err) {
-      await this.afterError(run, fence, signal, err);
+      await this.afterError(run, fence, signal, err, stream);
     } finally {
       clearTimeout(deadline);
       clearInterval(renew);
@@ -159,14 +173,45 @@ export class RunExecutor {
     }
   }
 
-  private async afterError(run: RunRecord, fence: LeaseFence, signal: AbortSignal, err: unknown): Promise<void> {
+  /** The Responses stream of a run started through the Responses interface (null otherwise). */
+  private async openStream(run: RunRecord): Promise<RunResponseStream | null> {
+    const events = this.deps.responseEvents;
+    if (!events || run.trigger !== 'responses') return null;
+    return RunResponseStream.open({ responses: this.deps.store.responses, log: events.log, logger: this.deps.logger }, run);
+  }
+
+  /**
+   * Ends or leaves the run's Responses stream after the run's outcome is decided: `end` when this
+   * execution ended the run, else the stream only stores what it wrote (whoever ended the run ended
+   * the response). Never throws: the run's outcome stands whatever happens to its stream.
+   */
+  private async settle(stream: RunResponseStream | null, end: ((stream: RunResponseStream) => Promise<void>) | null): Promise<void> {
+    if (!stream) return;
+    try {
+      await (end ? end(stream) : stream.stop());
+    } catch (err) {
+      this.deps.logger.warn('run response could not be ended', { responseId: stream.id, errorName: err instanceof Error ? err.name : 'unknown' });
+    }
+  }
+
+  /** The response of a run this execution ended without having opened its stream (it failed first). */
+  private async endResponse(run: RunRecord): Promise<void> {
+    const events = this.deps.responseEvents;
+    if (!events) return;
+    await endRunResponse({ responses: this.deps.store.responses, live: events.live, logger: this.deps.logger }, run, this.deps.now());
+  }
+
+  private async afterError(run: RunRecord, fence: LeaseFence, signal: AbortSignal, err: unknown, stream: RunResponseStream | null): Promise<void> {
     const reason = stopReasonOf(signal) ?? (err instanceof RunStopped ? err.reason : err instanceof LeaseLostError ? 'lease_lost' : null);
     if (reason === 'timeout') {
       await this.append(run, fence, [messageItem('system', TIMEOUT_ERROR.error.message, `${run.id}:error:timeout`)]).catch(() => undefined);
-      await endRun(this.transitions, run.id, 'cancelled', TIMEOUT_ERROR, fence.generation);
+      const ended = await endRun(this.transitions, run.id, 'cancelled', TIMEOUT_ERROR, fence.generation);
       this.deps.logger.info('run finished', { runId: run.id, status: 'cancelled', reason });
+      await this.settle(stream, ended ? (s) => s.fail(TIMEOUT_ERROR.error) : null);
     } else if (reason === 'shutdown') {
-      // Hand the run back untouched (and this attempt not counted) so the next process resumes it at once.
+      // Hand the run back untouched (and this attempt not counted) so the next process resumes it at
+      // once; its response's events stored first, so the next execution numbers on after them.
+      await this.settle(stream, null);
       await this.deps.store.runs
         .update(
           run.id,
@@ -176,24 +221,35 @@ export class RunExecutor {
         .catch(() => undefined);
     } else if (reason === 'lease_lost') {
       this.deps.logger.info('run lease taken over; this execution stopped', { runId: run.id });
+      await this.settle(stream, null);
     } else if (reason === null) {
       this.deps.logger.warn('run step failed', { runId: run.id, errorName: err instanceof Error ? err.name : 'unknown' });
-      await this.fail(run, fence, runErrorOf(err));
+      await this.fail(run, fence, runErrorOf(err), stream);
+    } else {
+      // cancelled: whoever cancelled owns the outcome (and ended the response).
+      await this.settle(stream, null);
     }
-    // cancelled: whoever cancelled owns the outcome.
   }
 
-  private async fail(run: RunRecord, fence: LeaseFence, error: RunError): Promise<void> {
+  private async fail(run: RunRecord, fence: LeaseFence, error: RunError, stream: RunResponseStream | null = null): Promise<void> {
     await this.append(run, fence, [messageItem('system', `Run failed: ${error.message}`, `${run.id}:error:${run.revision}`)]).catch(() => undefined);
     const ended = await endRun(this.transitions, run.id, 'failure', { error }, fence.generation);
     if (ended) this.deps.logger.info('run finished', { runId: run.id, status: 'failure', code: error.code });
+    if (stream) await this.settle(stream, ended ? (s) => s.fail(error) : null);
+    else if (ended) await this.endResponse(ended);
   }
 
   private async append(run: RunRecord, fence: LeaseFence, items: NewConversationItem[]): Promise<ConversationItemRecord[]> {
     return this.deps.store.conversations.append(run.conversationId, items, fence);
   }
 
-  private async runSteps(run: RunRecord, fence: LeaseFence, agent: AgentDefinition, signal: AbortSignal): Promise<string | null> {
+  private async runSteps(
+    run: RunRecord,
+    fence: LeaseFence,
+    agent: AgentDefinition,
+    signal: AbortSignal,
+    stream: RunResponseStream | null,
+  ): Promise<string | null> {
     const { store } = this.deps;
     const items = await store.conversations.listItems(run.conversationId, { order: 'asc', limit: 10_000 });
     const redactor = this.deps.redactorFor ? await this.deps.redactorFor(run.orgId) : null;
@@ -205,8 +261,13 @@ export class RunExecutor {
       items: items.filter((i) => !isErrorItem(i)),
       byKey: new Map(items.flatMap((i) => (i.idempotencyKey ? [[i.idempotencyKey, i] as const] : []))),
       redact: redactor ?? ((text) => text),
+      stream,
     };
-    if (agent.instructions.trim()) await this.record(ctx, messageItem('system', agent.instructions, `${run.id}:instructions`));
+    const invocation = await this.invocation(run);
+    // The caller's instructions (Responses `instructions`) come after the agent's own prompt.
+    const system = [agent.instructions, invocation.instructions === undefined ? '' : ctx.redact(invocation.instructions)].filter((text) => text.trim());
+    if (system.length > 0) await this.record(ctx, messageItem('system', system.join('\n\n'), `${run.id}:instructions`));
+    if (invocation.message !== undefined) await this.record(ctx, messageItem('user', ctx.redact(invocation.message), `${run.id}:input`));
     let last: string | null = null;
     for (let index = 0; index < agent.steps.length; index += 1) {
       const stepNumber = index + 1;
@@ -222,6 +283,13 @@ export class RunExecutor {
       if (!advanced) throw new RunStopped('lease_lost');
     }
     return last;
+  }
+
+  /** What a Responses request added to the run (runs started otherwise: nothing). */
+  private async invocation(run: RunRecord): Promise<ResponsesInvocation> {
+    if (run.trigger !== 'responses') return {};
+    const conversation = await this.deps.store.conversations.get(run.conversationId);
+    return conversation ? invocationOf(conversation.metadata) : {};
   }
 
   /** Appends an item (or finds it already there) and keeps the local history in step. */
@@ -244,7 +312,7 @@ export class RunExecutor {
     await this.record(ctx, messageItem('user', prompt, `${key}:user`));
     let reply = ctx.byKey.get(`${key}:assistant`);
     for (let round = 0; !reply; round += 1) {
-      const completion = await this.call(ctx, { model: agent.model, messages: itemsToMessages(ctx.items), tools: [], options: {} });
+      const completion = await this.call(ctx, { model: agent.model, messages: itemsToMessages(ctx.items), tools: [], options: {} }, ctx.stream);
       const calls = completion.content.filter((part) => part.type === 'tool-call');
       if (calls.length > 0 && round < MAX_TOOL_ROUNDS) {
         // Service tools are not executed here: record each call and say so, then let the model go on.
@@ -286,7 +354,7 @@ export class RunExecutor {
    * first: an execution whose lease was taken over (it stalled past the lease) stops here instead of
    * asking the model a second time beside the execution that took over.
    */
-  private async call(ctx: Ctx, request: ModelRequest): Promise<ModelResponse> {
+  private async call(ctx: Ctx, request: ModelRequest, stream: RunResponseStream | null = null): Promise<ModelResponse> {
     ctx.signal.throwIfAborted();
     if (!(await this.extendLease(ctx.fence))) throw new RunStopped('lease_lost');
     ctx.signal.throwIfAborted();
@@ -298,7 +366,17 @@ export class RunExecutor {
       meter: (resolved: ResolvedModel) => (meter = new RunMeter(this.deps, ctx.run, resolved, ctx.signal)),
     };
     try {
-      return await this.deps.modelCalls.generate(scope, request);
+      if (!stream) return await this.deps.modelCalls.generate(scope, request);
+      // A run's Responses stream: the call is streamed and its parts written as they come.
+      const plan = this.deps.modelCalls.plan(scope, request);
+      try {
+        const response = await assembleResponse(stream.tap(this.deps.modelCalls.stream(scope, request, plan)));
+        plan.meter.finish('ok');
+        return response;
+      } catch (err) {
+        plan.meter.fail(err);
+        throw err;
+      }
     } finally {
       // The usage record is written before the step goes on (what it cost is on record when it ends).
       await (meter as RunMeter | null)?.written();

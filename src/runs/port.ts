@@ -1,6 +1,7 @@
 // The run service: what the HTTP handlers and the schedule/webhook triggers call. Implemented by the
 // run engine (src/runs/service.ts), built once per app in buildApp() and exposed as services.runs.
 import type { AgentRecord, Principal, RunInput, RunRecord, RunTrigger } from '../store/types';
+import type { ResponsesInvocation } from './run-response';
 
 export interface TriggerRequest {
   /** Who triggers: the API caller, or the agent's creator for schedule and webhook triggers. */
@@ -14,6 +15,10 @@ export interface TriggerRequest {
   inputs: readonly RunInput[];
   trigger: RunTrigger;
   sourceRunId?: string | null;
+  /** The new run's id, when the caller needs it before the run exists (its `resp_run_` response); minted otherwise. */
+  runId?: string;
+  /** What a Responses request (`model: agent/<id>`) adds to the run: kept in its conversation's metadata. */
+  invocation?: ResponsesInvocation;
 }
 
 export interface RunService {

@@ -10,6 +10,7 @@ import type { Logger } from 'winston';
 import { GatewayError } from '../http/errors';
 import type { Metrics } from '../log/metrics';
 import type { RunQueue } from '../queue/port';
+import type { LiveEvents } from '../responses';
 import type { Store } from '../store/port';
 import type { Principal, RunRecord, RunStatus } from '../store/types';
 import type { ActiveRuns } from './active-runs';
@@ -17,6 +18,7 @@ import { newConversationId, newRunId } from './ids';
 import { acceptInputs } from './inputs';
 import { messageItem } from './items';
 import type { RunService, TriggerRequest } from './port';
+import { endRunResponse } from './run-response';
 import { endRun } from './transitions';
 
 export interface RunServiceDeps {
@@ -26,6 +28,8 @@ export interface RunServiceDeps {
   logger: Logger;
   now(): Date;
   active: ActiveRuns;
+  /** Live events of responses: a cancelled run started through the Responses interface ends its response's stream. */
+  live?: LiveEvents;
 }
 
 function conflict(run: RunRecord, status: RunStatus | undefined, action: string, needed: RunStatus): GatewayError {
@@ -49,14 +53,14 @@ export function createRunService(deps: RunServiceDeps): RunService {
     const inputs = acceptInputs(agent.inputs, request.inputs);
     const now = deps.now();
     const createdAt = now.toISOString();
-    const id = newRunId();
+    const id = request.runId ?? newRunId();
     const conversationId = newConversationId();
     const conversation = {
       id: conversationId,
       orgId: agent.orgId,
       userId: principal.userId,
       runId: id,
-      metadata: { agentId: agent.id, trigger: request.trigger },
+      metadata: { agentId: agent.id, trigger: request.trigger, ...(request.invocation ? { invocation: request.invocation } : {}) },
       createdAt,
     };
     const run: RunRecord = {
@@ -104,6 +108,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
       if (!ended) throw conflict(run, (await store.runs.get(run.id))?.status, 'cancelled', 'in_progress');
       // Executing here: stop now. Executing elsewhere: that worker sees it at its next lease renewal.
       deps.active.stop(run.id, 'cancelled');
+      if (deps.live) await endRunResponse({ responses: store.responses, live: deps.live, logger }, ended, deps.now());
       await store.conversations
         .append(run.conversationId, [messageItem('system', `Run cancelled: ${reason}`, `${run.id}:error:cancelled`)])
         .catch(() => undefined);

@@ -3,9 +3,11 @@
 import type { Logger } from 'winston';
 import type { Metrics } from '../log/metrics';
 import type { RunQueue } from '../queue/port';
+import type { LiveEvents } from '../responses';
 import type { Store } from '../store/port';
 import type { ActiveRuns } from './active-runs';
 import { messageItem } from './items';
+import { endRunResponse } from './run-response';
 import { endRun, TIMEOUT_ERROR } from './transitions';
 
 export interface SweepDeps {
@@ -15,6 +17,8 @@ export interface SweepDeps {
   logger: Logger;
   active: ActiveRuns;
   now(): Date;
+  /** Live events of responses: a cancelled run started through the Responses interface ends its response's stream. */
+  live?: LiveEvents;
 }
 
 const BATCH = 500;
@@ -66,6 +70,7 @@ export async function cancelOverdue(deps: SweepDeps): Promise<number> {
     if (!ended) continue;
     cancelled += 1;
     deps.active.stop(run.id, 'timeout');
+    if (deps.live) await endRunResponse({ responses: deps.store.responses, live: deps.live, logger: deps.logger }, ended, deps.now());
     await deps.store.conversations
       .append(run.conversationId, [messageItem('system', TIMEOUT_ERROR.error.message, `${run.id}:error:timeout`)])
       .catch(() => undefined);

@@ -44,6 +44,12 @@ import type {
 export interface ResponsesEventStreamContext extends ResponseContext {
   /** The sequence number of the first event (default 0). */
   startSequence?: number;
+  /**
+   * The stream continues one that an earlier writer began (an agent run's response, whose execution may move
+   * to another process): `response.created` and `response.in_progress` are in its log already, so
+   * start() emits nothing, and `startOutputIndex` items were opened before (the first new item's index).
+   */
+  continues?: { startOutputIndex: number };
 }
 
 export class ResponsesEventStream {
@@ -55,7 +61,9 @@ export class ResponsesEventStream {
   private readonly echoed: EchoedRequestFields;
   private readonly conversationId: string | undefined;
   private sequence: number;
-  private started = false;
+  private started: boolean;
+  /** output_index of this stream's first item (items opened by an earlier writer come before it). */
+  private readonly indexBase: number;
   private status: ResponseStatus = 'in_progress';
   private incompleteReason: string | undefined;
   private error: { code: string; message: string } | undefined;
@@ -73,6 +81,8 @@ export class ResponsesEventStream {
     this.echoed = echoRequestFields(ctx.request);
     this.conversationId = ctx.conversationId;
     this.sequence = ctx.startSequence ?? 0;
+    this.started = ctx.continues !== undefined;
+    this.indexBase = ctx.continues?.startOutputIndex ?? 0;
   }
 
   /** The sequence number the next event will carry. */
@@ -157,7 +167,7 @@ export class ResponsesEventStream {
       case 'native': {
         const item = nativeItem(part.format, part.value);
         if (item === undefined) break; // another format's block: no Responses item to show it as
-        const block: NativeBlock = { kind: 'native', outputIndex: this.blocks.length, item, open: false };
+        const block: NativeBlock = { kind: 'native', outputIndex: this.indexBase + this.blocks.length, item, open: false };
         this.blocks.push(block);
         events.push({ type: 'response.output_item.added', sequence_number: this.sequence++, output_index: block.outputIndex, item });
         events.push({ type: 'response.output_item.done', sequence_number: this.sequence++, output_index: block.outputIndex, item });
@@ -275,7 +285,7 @@ export class ResponsesEventStream {
   }
 
   private openText(id: string, events: ResponsesEvent[]): TextBlock {
-    const block: TextBlock = { kind: 'text', outputIndex: this.blocks.length, itemId: mintId('msg'), text: '', open: true };
+    const block: TextBlock = { kind: 'text', outputIndex: this.indexBase + this.blocks.length, itemId: mintId('msg'), text: '', open: true };
     this.blocks.push(block);
     this.open.set(id, block);
     this.added(block, messageItem(block.itemId, 'in_progress', []), events);
@@ -297,7 +307,14 @@ export class ResponsesEventStream {
   }
 
   private openReasoning(id: string, events: ResponsesEvent[]): ReasoningBlock {
-    const block: ReasoningBlock = { kind: 'reasoning', outputIndex: this.blocks.length, itemId: mintId('rs'), text: '', summaryAdded: false, open: true };
+    const block: ReasoningBlock = {
+      kind: 'reasoning',
+      outputIndex: this.indexBase + this.blocks.length,
+      itemId: mintId('rs'),
+      text: '',
+      summaryAdded: false,
+      open: true,
+    };
     this.blocks.push(block);
     this.open.set(id, block);
     this.added(block, reasoningItem(block.itemId, [], {}), events);
@@ -321,7 +338,15 @@ export class ResponsesEventStream {
   }
 
   private openToolCall(id: string, callId: string, name: string, events: ResponsesEvent[]): void {
-    const block: ToolCallBlock = { kind: 'tool-call', outputIndex: this.blocks.length, itemId: mintId('fc'), callId, name, arguments: '', open: true };
+    const block: ToolCallBlock = {
+      kind: 'tool-call',
+      outputIndex: this.indexBase + this.blocks.length,
+      itemId: mintId('fc'),
+      callId,
+      name,
+      arguments: '',
+      open: true,
+    };
     this.blocks.push(block);
     this.open.set(id, block);
     this.added(block, functionCallItem(block.itemId, 'in_progress', callId, name, ''), events);

@@ -18,6 +18,7 @@ import { droppedParamsHeader, forwardWireCall, prepareWireCall, type WireCodec }
 import type { RequestContext } from '../../pipeline/context';
 import type { AppServices } from '../../services';
 import type { Handler, Reply } from '../types';
+import { invokeAgent, isAgentModel } from './agent-invocation';
 import { currentDateMessage, DEFAULT_CURATED_PROMPT, serviceContextText, wantsCuratedPrompt, withCuratedPrompt } from './curated-prompt';
 import { originatingInputItems } from './input-items';
 import { relayNativeJson, relayNativeStream } from './native-relay';
@@ -42,6 +43,8 @@ const isRecord = (value: unknown): value is Json => value !== null && typeof val
 export const createResponse: Handler = async (ctx, services) => {
   // The generated validator (OpenAPI CreateResponseRequest) has checked the shapes, naming the field.
   const original = ctx.body as Json;
+  // Rule 7: an agent invoked as a model starts a run instead of a model call.
+  if (isAgentModel(original['model'])) return invokeAgent(ctx, services, original);
   checkResponseRequest(original);
   if (isStateful(original)) return statefulResponse(ctx, services, original);
   const body = withCuratedPrompt(original, curatedPrompt(services));

@@ -20,14 +20,6 @@ export function checkResponseRequest(body: Body): void {
       param: 'previous_response_id',
     });
   }
-  const model = body['model'];
-  if (typeof model === 'string' && model.startsWith('agent/')) {
-    throw new GatewayError(
-      'unsupported_parameter',
-      'Invoking an agent through the Responses interface (model agent/<agent_id>) is not available in this version; trigger it with POST /v1/agents/runs.',
-      { param: 'model' },
-    );
-  }
   if (body['background'] === true && isStateful(body)) {
     throw new GatewayError('unsupported_parameter', 'background: true is not supported on stateful requests (store, conversation, previous_response_id).', {
       param: 'background',

@@ -5,17 +5,21 @@
 // `?stream=true` replays the event log after `starting_after` (or Last-Event-ID) and continues live
 // while the response is still being generated, wherever its writer runs (src/responses/replay.ts).
 import { GatewayError } from '../../http/errors';
-import { SseWriter } from '../../http/sse';
 import type { RequestContext } from '../../pipeline/context';
-import { parseStartingAfter, replayEvents } from '../../responses';
+import { parseStartingAfter } from '../../responses';
+import { runIdOfResponse } from '../../runs/run-response';
 import type { AppServices } from '../../services';
 import type { ResponseRecord } from '../../store/types';
 import type { Handler } from '../types';
+import { runReplayStart, runResponseVisible } from './agent-invocation';
+import { streamStoredEvents } from './replay-sse';
 
 async function visibleResponse(ctx: RequestContext, services: AppServices): Promise<ResponseRecord> {
   const id = ctx.params['response_id'] ?? '';
   const principal = ctx.principal;
-  const record = principal ? await services.store.responses.getVisible(principal, id, services.clock.now().toISOString()) : null;
+  const found = principal ? await services.store.responses.getVisible(principal, id, services.clock.now().toISOString()) : null;
+  // An agent run's response (resp_run_<run_id>) also needs its run visible to the caller.
+  const record = found && principal && (await runResponseVisible(services, principal, id)) ? found : null;
   if (!record) throw new GatewayError('not_found', `No response found with id '${id}'.`, { param: 'response_id' });
   return record;
 }
@@ -23,25 +27,11 @@ async function visibleResponse(ctx: RequestContext, services: AppServices): Prom
 export const getResponse: Handler = async (ctx, services) => {
   const record = await visibleResponse(ctx, services);
   if (ctx.query['stream'] !== true) return { status: 200, body: record.body };
-  const lastEventId = ctx.req.headers['last-event-id'];
-  const startingAfter = parseStartingAfter(ctx.query['starting_after'], Array.isArray(lastEventId) ? lastEventId[0] : lastEventId);
-  const events = replayEvents({
-    responses: services.store.responses,
-    live: services.responseStreams.live,
-    responseId: record.id,
-    startingAfter,
-    signal: ctx.abort.signal,
-  });
-  const sse = new SseWriter(ctx.res);
-  try {
-    for await (const event of events) {
-      const pending = sse.event(JSON.stringify(event.data), event.event, event.sequenceNumber);
-      if (pending) await pending;
-      if (!sse.open) break;
-    }
-  } finally {
-    sse.end();
-  }
+  const header = ctx.req.headers['last-event-id'];
+  const lastEventId = Array.isArray(header) ? header[0] : header;
+  const fromRun = runIdOfResponse(record.id) !== null;
+  const startingAfter = fromRun ? runReplayStart(ctx.query['starting_after'], lastEventId) : parseStartingAfter(ctx.query['starting_after'], lastEventId);
+  await streamStoredEvents(ctx, services, record.id, startingAfter);
   return undefined;
 };
 
