@@ -521,7 +521,7 @@ async function main(): Promise<void> {
       else await conversationPoint(gateways, Math.round(flag('conversations', 60)), responsesChecks);
     }
     const header = ['upstream', 'mode', 'c', 'target', 'req/s', 'p50 ms', 'p99 ms', 'ttfb p50', 'ttfb p99', 'errors', 'gateway ratio'];
-    printTable([header, ...rows]);
+    if (rows.length > 0) printTable([header, ...rows]);
     for (const gateway of gateways) {
       console.log(`\ngateway with the ${gateway.store} store${chatMemory.get(gateway.store) ?? ''}`);
       for (const line of checks.get(gateway.store)!) console.log(`  ${line}`);
