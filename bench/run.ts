@@ -13,6 +13,9 @@
 // follow the chat matrix: stateless non-streamed at c = 64 against the floor, streamed at c = 1 (TTFB
 // over the floor's), and streamed at c = 64 with `store: true` against `store: false` (the event log
 // written, then read back for one response); the gateway's peak RSS is taken over those points alone.
+// The stored-conversation point drives conversations to 20 turns (turn 1 `store: true`, each later turn
+// only its own input with `previous_response_id`, non-streamed, a few conversations at a time) and
+// reports turn 20's p50 latency over turn 1's: what loading the history and appending the turn add.
 //
 //   npm run bench                      the full matrix (non-streaming and streaming, c = 1, 16, 64)
 //   npm run bench -- --duration 5      seconds measured per run (default 5, after 1 s of warm-up)
@@ -22,7 +25,10 @@
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npm run bench -- ...
 //                                      extra node flags for the gateway process only (profiling)
 //   npm run bench -- --upstream plain  plain HTTP upstreams only (or tls); default: both
-//   npm run bench -- --api responses   the Responses points only (or chat: the chat matrix only); default: both
+//   npm run bench -- --api responses   the Responses points only, the stored-conversation point included (or chat:
+//                                      the chat matrix only; or conversation: the stored-conversation point only);
+//                                      default: all
+//   npm run bench -- --conversations 60  conversations counted in the stored-conversation point (default 60)
 //   npm run bench -- --store postgres  one store only: embedded (PGlite, the single-process default) or
 //                                      postgres (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test,
 //                                      in a fresh schema created and dropped by the bench); default: both
@@ -36,6 +42,7 @@ import { makeCertificate } from './certificate';
 import { readStoredEventLog } from './event-log-check';
 import { resetPeakRss, rssOf } from './process-memory';
 import { BENCH_KEY as KEY, gatewayConfigDocument, type StoreKind, type Upstreams } from './gateway-config';
+import type { ConversationLoadOptions, ConversationLoadResult } from './conversation-load';
 import type { LoadOptions } from './loadgen';
 import { chatRequest, RESPONSES_DONE, responsesRequest } from './requests';
 import { responsesStreamEventCount } from './responses-wire';
@@ -67,20 +74,24 @@ function flag(name: string, fallback: number): number {
 }
 
 type UpstreamKind = 'plain' | 'tls';
-type Api = 'chat' | 'responses';
+type Api = 'chat' | 'responses' | 'conversation';
 
-/** A flag naming one of `choices` or `both` (absent: all of them). */
-function choiceFlag<T extends string>(flag: string, choices: readonly [T, T]): T[] {
+/** A flag naming one of `choices`, or `both` / `all` (absent: all of them). */
+function choiceFlag<T extends string>(flag: string, choices: readonly T[]): T[] {
   const at = process.argv.indexOf(flag);
   if (at < 0) return [...choices];
   const value = process.argv[at + 1];
-  if (value === 'both') return [...choices];
+  if (value === 'both' || value === 'all') return [...choices];
   const chosen = choices.find((choice) => choice === value);
-  if (chosen === undefined) throw new Error(`${flag} must be ${choices.join(', ')} or both`);
+  if (chosen === undefined) throw new Error(`${flag} must be ${choices.join(', ')} or ${choices.length === 2 ? 'both' : 'all'}`);
   return [chosen];
 }
 
-const apisWanted = (): Api[] => choiceFlag<Api>('--api', ['chat', 'responses']);
+/** `--api responses` includes the stored-conversation point (a Responses point); `conversation` is it alone. */
+const apisWanted = (): Api[] => {
+  const apis = choiceFlag<Api>('--api', ['chat', 'responses', 'conversation']);
+  return apis.includes('responses') && !apis.includes('conversation') ? [...apis, 'conversation'] : apis;
+};
 const upstreamsWanted = (): UpstreamKind[] => choiceFlag<UpstreamKind>('--upstream', ['plain', 'tls']);
 const storesWanted = (): StoreKind[] => choiceFlag<StoreKind>('--store', ['embedded', 'postgres']);
 
@@ -254,6 +265,20 @@ function runLoad(target: Target, concurrency: number, durationMs: number, caFile
         ...(responseId !== undefined ? { responseId: typeof responseId === 'string' ? responseId : null } : {}),
       });
     });
+  });
+}
+
+/** Runs the stored-conversation driver (conversation-load.ts) on core 0, like the load generator. */
+function runConversations(options: ConversationLoadOptions): Promise<ConversationLoadResult> {
+  return new Promise((resolve, reject) => {
+    const command = hasTaskset ? 'taskset' : process.execPath;
+    const args = [path.join(DIST, 'conversation-load.js'), JSON.stringify(options)];
+    const child = spawn(command, hasTaskset ? ['-c', '0', process.execPath, ...args] : args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out.trim()) as ConversationLoadResult) : reject(new Error(`conversation driver exited with ${code}`)),
+    );
   });
 }
 
@@ -491,8 +516,12 @@ async function main(): Promise<void> {
           checks: responsesChecks,
         });
     }
+    if (apis.includes('conversation')) {
+      if (upstreams.plain === null) console.log('the stored-conversation point needs the plain upstream: skipped (--upstream tls)\n');
+      else await conversationPoint(gateways, Math.round(flag('conversations', 60)), responsesChecks);
+    }
     const header = ['upstream', 'mode', 'c', 'target', 'req/s', 'p50 ms', 'p99 ms', 'ttfb p50', 'ttfb p99', 'errors', 'gateway ratio'];
-    printTable([header, ...rows]);
+    if (rows.length > 0) printTable([header, ...rows]);
     for (const gateway of gateways) {
       console.log(`\ngateway with the ${gateway.store} store${chatMemory.get(gateway.store) ?? ''}`);
       for (const line of checks.get(gateway.store)!) console.log(`  ${line}`);
@@ -500,7 +529,7 @@ async function main(): Promise<void> {
       if (overTls.length > 0) console.log(`  over TLS (reported; the targets are for plain HTTP):`);
       for (const line of overTls) console.log(`    ${line}`);
       const responses = responsesChecks.get(gateway.store)!;
-      if (responses.length > 0) console.log(`  Responses (POST /v1/responses relayed to a native Responses upstream, plain HTTP):`);
+      if (responses.length > 0) console.log(`  Responses (POST /v1/responses to a native Responses upstream, plain HTTP):`);
       for (const line of responses) console.log(`    ${line}`);
     }
   } finally {
@@ -742,6 +771,44 @@ async function responsesPoints(input: ResponsesPointsInput): Promise<void> {
       checks.get(gateway.store)!.push(check(name, false, `${responseId}: ${err instanceof Error ? err.message : String(err)}`));
     }
   }
+}
+
+/** Turns per conversation in the stored-conversation point, and conversations in flight at once. */
+const CONVERSATION_TURNS = 20;
+const CONVERSATION_CONCURRENCY = 4;
+
+/**
+ * The stored-conversation point: per gateway, `conversations` conversations (after 5 not counted)
+ * driven to CONVERSATION_TURNS turns, CONVERSATION_CONCURRENCY at a time, non-streamed. Turn 20's p50
+ * latency over turn 1's is what the history (39 items loaded, and sent upstream) and the append add
+ * once a conversation is long; the target (< 2 ms p50) is judged on PostgreSQL, the embedded store's
+ * figure is reported.
+ */
+async function conversationPoint(gateways: readonly GatewayUnderTest[], conversations: number, checks: Map<StoreKind, string[]>): Promise<void> {
+  console.log(
+    `stored conversations: ${conversations} per store driven to ${CONVERSATION_TURNS} turns, ${CONVERSATION_CONCURRENCY} at a time (turn 1 store: true, then previous_response_id), non-streamed`,
+  );
+  for (const gateway of gateways) {
+    const result = await runConversations({
+      url: `http://127.0.0.1:${gateway.port}/v1/responses`,
+      key: KEY,
+      model: 'bench-model',
+      conversations,
+      turns: CONVERSATION_TURNS,
+      concurrency: CONVERSATION_CONCURRENCY,
+      warmup: 5,
+    });
+    const first = result.turn1P50 ?? NaN;
+    const last = result.lastTurnP50 ?? NaN;
+    const added = last - first;
+    const name = `stored conversation turn ${CONVERSATION_TURNS} - turn 1 p50 < 2 ms`;
+    const figure = `+${fmt(added, 3)} ms (turn 1 ${fmt(first, 3)} ms, turn ${CONVERSATION_TURNS} ${fmt(last, 3)} ms; ${result.completed} of ${conversations} conversations completed, ${result.errors} errors)`;
+    // A failed turn ends its conversation: any error fails the point rather than thinning its samples.
+    const ok = added < 2 && result.errors === 0;
+    checks.get(gateway.store)!.push(gateway.store === 'postgres' ? check(name, ok, figure) : reported(`${name} (target on postgres)`, ok, figure));
+    console.log(`  ${gateway.store}: p50 by turn (ms) ${result.p50ByTurn.map((p) => fmt(p ?? NaN, 2)).join(' ')}`);
+  }
+  console.log('');
 }
 
 /**
