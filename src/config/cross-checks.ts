@@ -232,7 +232,20 @@ const dlpCustomPatterns: ConfigCheck = ({ doc }) =>
   );
 
 /** Every cross-reference check, run in this order; each reports all it finds. */
+/** responses.timezone must be a time zone this runtime knows (an IANA name such as Europe/Berlin). */
+function responsesTimezone({ doc }: CheckInput): ConfigProblem[] {
+  const zone = text(node(doc['responses'])['timezone']);
+  if (zone === undefined) return [];
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return [];
+  } catch {
+    return [{ path: 'responses.timezone', message: `unknown time zone "${zone}"`, fix: 'an IANA time zone name such as UTC or Europe/Berlin' }];
+  }
+}
+
 export const CONFIG_CHECKS: readonly ConfigCheck[] = [
+  responsesTimezone,
   modelProviders,
   uniqueModelIds,
   modelReferences,

@@ -42,6 +42,13 @@ export interface QueueConfig {
 export interface ResponsesConfig {
   /** The curated prompt of `svc.system_prompt: agent_default` (absent: the built-in one). */
   systemPrompt?: string;
+  /**
+   * What `agent_default` on a stateful request tells the model of its caller: the organization (id and
+   * name), the user (id, name, role) and their groups, as listed; plus the operator's own lines.
+   */
+  serviceContext: { include: Array<'organization' | 'user' | 'groups'>; text?: string };
+  /** IANA time zone of the current date and time sent with a stateful `agent_default` turn. */
+  timezone: string;
 }
 
 export interface ProviderConfig {

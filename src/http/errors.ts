@@ -31,6 +31,7 @@ export const ERROR_REGISTRY = {
   method_not_allowed: { status: 405, type: 'invalid_request_error', wireCode: 'method_not_allowed' },
   request_timeout: { status: 408, type: 'invalid_request_error', wireCode: 'request_timeout' },
   conflict: { status: 409, type: 'invalid_request_error', wireCode: 'conflict' },
+  conversation_locked: { status: 409, type: 'invalid_request_error', wireCode: 'conversation_locked' },
   body_too_large: { status: 413, type: 'invalid_request_error', wireCode: 'body_too_large' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error', wireCode: 'unsupported_media_type' },
   missing_inputs: { status: 422, type: 'invalid_request_error', wireCode: 'missing_inputs' },

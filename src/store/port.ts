@@ -10,6 +10,7 @@ import type {
   AuditRecord,
   ConversationItemRecord,
   ConversationRecord,
+  ConversationSummary,
   GroupRecord,
   LeaseFence,
   NewConversationItem,
@@ -157,6 +158,21 @@ export interface ConversationRepository {
   /** Items by position: ascending or descending, after a position (exclusive), at most `limit`. */
   listItems(conversationId: string, options: { order: 'asc' | 'desc'; afterPosition?: number; limit: number }): Promise<ConversationItemRecord[]>;
   getItem(conversationId: string, itemId: string): Promise<ConversationItemRecord | null>;
+  /**
+   * Takes the conversation's turn for a response (Responses: one turn at a time per conversation,
+   * across processes). Granted when no turn is held, the holder's turn ended before `now`, or the
+   * holding response exists and is no longer in progress (finished, or failed by the lapsed-lease
+   * sweeper after its writer died). False: another response is generating in it.
+   */
+  claimTurn(conversationId: string, responseId: string, now: string, until: string): Promise<boolean>;
+  /**
+   * Ends the turn `responseId` holds, in one transaction: appends its items (none when the turn
+   * failed) and records the context size. Applied only while `responseId` still holds the turn:
+   * returns false, and appends nothing, when it does not (its turn lapsed and another took it).
+   */
+  endTurn(conversationId: string, responseId: string, items: readonly NewConversationItem[], contextTokens: number | null): Promise<boolean>;
+  /** Compaction: appends the `compaction` item and sets the running summary, in one transaction. */
+  setSummary(conversationId: string, summary: ConversationSummary, item: NewConversationItem): Promise<void>;
 }
 
 export interface ResponseRepository {

@@ -229,6 +229,21 @@ export interface ConversationRecord {
   runId: string | null;
   metadata: Record<string, unknown>;
   createdAt: string;
+  /**
+   * The running summary of a compacted conversation (Responses rule 6): its text and the position of
+   * the last item it covers. The model is sent the summary, then the items after `through`. Reads
+   * always set it; omitted on create means none.
+   */
+  summary?: ConversationSummary | null;
+  /** Upstream-reported input + output tokens of the last completed turn: the context's size after it. */
+  contextTokens?: number | null;
+}
+
+export interface ConversationSummary {
+  text: string;
+  through: number;
+  /** The stored `compaction` item that carries it (listed with the conversation's items). */
+  itemId: string;
 }
 
 export interface ConversationItemRecord {

@@ -1,15 +1,27 @@
 // POST /v1/responses (spec "POST /v1/responses", "Events"). Thin: the route's own rules, the opt-in
 // curated prompt, then the model-call path: a native Responses upstream gets the inspected bytes (our
 // own fields removed) and its reply is relayed; any other provider is called through the canonical
-// model and the reply built by the Responses format. `store: true` persists the response and its event
-// log (stored-response.ts). Every failure before the first byte is JSON in the nested envelope.
+// model and the reply built by the Responses format. Every failure before the first byte is JSON in
+// the nested envelope.
+//
+// A stateful request (rule 2: `store: true`, `conversation` or `previous_response_id`) is one turn of
+// a stored conversation (src/conversations/turn.ts): the conversation's history is loaded and sent
+// before the new turn, the response and its event log are stored (stored-response.ts), and the turn's
+// input and output items are appended to the conversation when it completes.
+import { callerOf } from '../../agents/access';
+import type { JsonObject } from '../../canonical/model';
+import { referencedItemIds, statefulInput } from '../../conversations/history';
+import { beginTurn, type ConversationTurn } from '../../conversations/turn';
 import { mintId, redactResponsesRequest, responsesRequestToCanonical } from '../../formats/responses';
+import { GatewayError } from '../../http/errors';
 import { droppedParamsHeader, forwardWireCall, prepareWireCall, type WireCodec } from '../../model-call/wire-call';
-import type { Handler } from '../types';
-import { DEFAULT_CURATED_PROMPT, withCuratedPrompt } from './curated-prompt';
+import type { RequestContext } from '../../pipeline/context';
+import type { AppServices } from '../../services';
+import type { Handler, Reply } from '../types';
+import { currentDateMessage, DEFAULT_CURATED_PROMPT, serviceContextText, wantsCuratedPrompt, withCuratedPrompt } from './curated-prompt';
 import { originatingInputItems } from './input-items';
 import { relayNativeJson, relayNativeStream } from './native-relay';
-import { checkResponseRequest } from './request-rules';
+import { checkResponseRequest, isStateful } from './request-rules';
 import { storedResponse } from './stored-response';
 import { translatedResponse } from './translated';
 
@@ -23,33 +35,118 @@ export const RESPONSES_CODEC: WireCodec = {
   ownFields: OWN_FIELDS,
 };
 
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+type Json = Record<string, unknown>;
+
+const isRecord = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 export const createResponse: Handler = async (ctx, services) => {
   // The generated validator (OpenAPI CreateResponseRequest) has checked the shapes, naming the field.
-  const original = ctx.body as Record<string, unknown>;
+  const original = ctx.body as Json;
   checkResponseRequest(original);
-  const body = withCuratedPrompt(original, services.config.responses.systemPrompt ?? DEFAULT_CURATED_PROMPT);
-  const stream = body['stream'] === true;
-  const store = body['store'] === true;
-  const metadata = isRecord(body['metadata']) ? body['metadata'] : {};
-  const call = prepareWireCall(ctx, services, RESPONSES_CODEC, body, { detached: store });
-  const sink = store ? storedResponse(ctx, services, { model: body['model'] as string, inputItems: originatingInputItems(call.inspected['input']) }) : null;
-  // Ours whatever the path: a stored response is keyed on it (a native upstream's own id is its own).
+  if (isStateful(original)) return statefulResponse(ctx, services, original);
+  const body = withCuratedPrompt(original, curatedPrompt(services));
+  return respond(ctx, services, body, { metadata: metadataOf(body) }, null);
+};
+
+const curatedPrompt = (services: AppServices): string => services.config.responses.systemPrompt ?? DEFAULT_CURATED_PROMPT;
+const metadataOf = (body: Json): Json => (isRecord(body['metadata']) ? body['metadata'] : {});
+
+/** A stored turn: where it goes besides the caller, and what its response object echoes. */
+interface StatefulTarget {
+  id: string;
+  turn: ConversationTurn;
+  /** How many leading input items are the history and service context (not the caller's new turn). */
+  leading: number;
+}
+
+async function statefulResponse(ctx: RequestContext, services: AppServices, original: Json): Promise<Reply | undefined> {
   const id = mintId('resp');
+  const principal = callerOf(ctx);
+  const turn = await beginTurn({ store: services.store, now: () => services.clock.now() }, principal, original, id);
+  try {
+    let body = withCuratedPrompt(original, curatedPrompt(services));
+    const leadingContext: Json[] = [];
+    if (wantsCuratedPrompt(original)) {
+      // Service-managed context (Opt-in extensions): after the composed prompt, and the date with the input.
+      const context = await serviceContextText(services.store, principal, services.config.responses);
+      if (context !== '') body = { ...body, instructions: `${String(body['instructions'])}\n\n${context}` };
+      leadingContext.push(currentDateMessage(services.clock.now(), services.config.responses.timezone));
+    }
+    const historyIds = new Set(turn.items.map((item) => item.id));
+    const referenced = new Map<string, Json>();
+    for (const [index, itemId] of referencedItemIds(original['input']).entries()) {
+      if (historyIds.has(itemId) || referenced.has(itemId)) continue;
+      const item = await services.store.conversations.getItem(turn.conversation.id, itemId);
+      if (!item) {
+        throw new GatewayError('bad_request', `Item with id '${itemId}' not found in conversation '${turn.conversation.id}'.`, {
+          param: `input[${index}].id`,
+        });
+      }
+      referenced.set(itemId, { ...item.data, type: item.type, ...(item.role !== null ? { role: item.role } : {}) });
+    }
+    const composed: Json = {
+      ...body,
+      input: [...turn.history, ...leadingContext, ...statefulInput(original['input'], referenced, historyIds)],
+      // The gateway holds the state: a native upstream is not asked to store, nor to find ours.
+      store: false,
+    };
+    delete composed['conversation'];
+    delete composed['previous_response_id'];
+    const echo = { metadata: metadataOf(original), store: true, previous_response_id: turn.previousResponseId };
+    return await respond(ctx, services, composed, echo, { id, turn, leading: turn.history.length + leadingContext.length });
+  } finally {
+    // Ended already when the response was stored (this is then a no-op); else the turn failed before.
+    await turn.end(null);
+  }
+}
+
+/** Tokens of the context after a turn: what the model read and wrote (null when not reported). */
+function contextTokens(final: Json): number | null {
+  const usage = final['usage'];
+  if (!isRecord(usage)) return null;
+  const input = usage['input_tokens'];
+  const output = usage['output_tokens'];
+  return typeof input === 'number' && typeof output === 'number' ? input + output : null;
+}
+
+async function respond(ctx: RequestContext, services: AppServices, body: Json, echo: Json, stateful: StatefulTarget | null): Promise<Reply | undefined> {
+  const stream = body['stream'] === true;
+  const call = prepareWireCall(ctx, services, RESPONSES_CODEC, body, { detached: stateful !== null });
+  let sink = null;
+  const id = stateful?.id ?? mintId('resp');
+  if (stateful) {
+    const { turn, leading } = stateful;
+    const inspectedInput = Array.isArray(call.inspected['input']) ? (call.inspected['input'] as Json[]) : [];
+    // The new turn as inspected (redacted under a DLP policy): what the conversation keeps.
+    const turnInput = inspectedInput.slice(leading);
+    sink = storedResponse(ctx, services, {
+      model: body['model'] as string,
+      inputItems: originatingInputItems(turnInput),
+      conversationId: turn.conversation.id,
+      previousResponseId: turn.previousResponseId,
+      async beforeFinish(final) {
+        const status = final['status'];
+        const output = Array.isArray(final['output']) ? (final['output'] as Json[]) : [];
+        const done = status === 'completed' || status === 'incomplete';
+        await turn.end(done ? { inputItems: turnInput, output, contextTokens: contextTokens(final) } : null);
+      },
+    });
+  }
+  const conversation = stateful ? { conversation: { id: stateful.turn.conversation.id } } : {};
 
   if (call.kind === 'forward') {
     const response = await forwardWireCall(ctx, call, 'responses', stream);
-    const target = { metadata, stored: sink ? { sink, id } : null };
+    const target = { echo: { ...echo, ...conversation }, stored: sink ? { sink, id } : null };
     return stream ? relayNativeStream(ctx, response, call.meter, target) : relayNativeJson(response, call.meter, target);
   }
   return translatedResponse(ctx, services, call, {
     // The fields echoed in the response object are what the model was sent (redacted under a DLP
     // policy, as a native upstream echoes them): a stored response keeps nothing the policy removed.
-    body: { ...call.inspected, metadata },
+    body: { ...call.inspected, ...echo } as JsonObject,
     stream,
     headers: droppedParamsHeader(call.plan.dropped),
     sink,
     id,
+    ...(stateful ? { conversationId: stateful.turn.conversation.id } : {}),
   });
-};
+}

@@ -1,6 +1,7 @@
 // The reply of a native Responses upstream (a provider with `responses: native`), relayed to the caller.
 // The upstream never saw `metadata` (spec rule 1: stored and echoed, not forwarded), so response
-// snapshots get the caller's metadata back. A stream is relayed event by event as it comes, each with
+// snapshots get the caller's metadata back, and a stored turn's `store`, `conversation` and
+// `previous_response_id` (the upstream was sent the history instead, unstored). A stream is relayed event by event as it comes, each with
 // an `id:` line equal to its sequence number (the spec's framing; OpenAI sends none), numbered by us
 // from 0 without gaps, and every stream ends with a terminal event: an upstream that stops early, sends
 // garbage or is cut ends with `error` then `response.failed`, as the spec's Events rule 3 says.
@@ -34,13 +35,14 @@ function meterUsage(meter: RequestMeter, response: Json): void {
 
 /** Where a relayed reply goes besides the caller: with a sink, stored under `id` (the gateway's). */
 export interface RelayTarget {
-  metadata: Json;
+  /** Fields set on every response snapshot: `metadata`, and a stored turn's `store`, `conversation`, `previous_response_id`. */
+  echo: Json;
   stored: { sink: ResponseSink; id: string } | null;
 }
 
 /** A non-streamed native reply: checked to be a response object, metadata echoed, stored when asked. */
 export async function relayNativeJson(response: UpstreamResponse, meter: RequestMeter, target: RelayTarget): Promise<Reply> {
-  const { metadata, stored } = target;
+  const { echo, stored } = target;
   let reply: unknown;
   try {
     reply = await response.json();
@@ -55,7 +57,7 @@ export async function relayNativeJson(response: UpstreamResponse, meter: Request
     meter.fail(err);
     throw err;
   }
-  reply['metadata'] = metadata;
+  Object.assign(reply, echo);
   meterUsage(meter, reply);
   meter.finish('ok');
   if (stored) {
@@ -73,7 +75,7 @@ class RelayState {
   sequence = 0;
 }
 
-function failureEvents(state: RelayState, err: GatewayError, metadata: Json): ResponseEventPayload[] {
+function failureEvents(state: RelayState, err: GatewayError, echo: Json): ResponseEventPayload[] {
   const error = { message: err.message, type: err.type, code: err.wireCode ?? 'stream_error', param: err.param ?? null };
   // Top-level fields as OpenAI sends them (what SDKs read), nested as the spec and Open Responses say.
   const errorEvent: ResponseEventPayload = { ...error, type: 'error', sequence_number: state.sequence++, error };
@@ -82,7 +84,7 @@ function failureEvents(state: RelayState, err: GatewayError, metadata: Json): Re
     status: 'failed',
     error: { code: error.code, message: error.message },
     output: state.done,
-    metadata,
+    ...echo,
   };
   return [errorEvent, { type: 'response.failed', sequence_number: state.sequence++, response }];
 }
@@ -96,7 +98,7 @@ const frame = (type: string, sequence: number, data: string): string => `event: 
  * when the caller leaves: the call was sent without the caller's abort signal.
  */
 export async function relayNativeStream(ctx: RequestContext, response: UpstreamResponse, meter: RequestMeter, target: RelayTarget): Promise<undefined> {
-  const { metadata, stored } = target;
+  const { echo, stored } = target;
   const sink = stored?.sink ?? null;
   const state = new RelayState();
   const events = parseSse(response.body)[Symbol.asyncIterator]();
@@ -134,7 +136,7 @@ export async function relayNativeStream(ctx: RequestContext, response: UpstreamR
       }
       const snapshot = event['response'];
       if (SNAPSHOTS.has(type) && isRecord(snapshot)) {
-        snapshot['metadata'] = metadata;
+        Object.assign(snapshot, echo);
         if (stored) snapshot['id'] = stored.id;
         state.snapshot = snapshot;
         out = '';
@@ -173,7 +175,7 @@ export async function relayNativeStream(ctx: RequestContext, response: UpstreamR
   }
   const writer = (sse ??= new SseWriter(ctx.res));
   if (failure && !terminal) {
-    for (const event of failureEvents(state, failure, metadata)) {
+    for (const event of failureEvents(state, failure, echo)) {
       sink?.event(event);
       if (writer.open && !ctx.abort.aborted) void writer.write(frame(event.type, event.sequence_number, JSON.stringify(event)));
       if (event.type === 'response.failed') state.snapshot = event['response'] as Json;

@@ -1,18 +1,21 @@
 // The rules of POST /v1/responses the route owns beyond its schema (spec "POST /v1/responses", rules
-// 2, 3, 7 and the tools row): what a stateless request may carry, and which stateful forms this
-// version serves. Checked before anything is resolved or sent.
+// 2, 3, 7 and the tools row): what a stateless or stateful request may carry. Checked before anything
+// is resolved or sent.
 import { GatewayError } from '../../http/errors';
 
 type Body = Record<string, unknown>;
 
+/** Set and not null (SDKs send `null` for an absent optional field). */
+const given = (value: unknown): boolean => value !== undefined && value !== null;
+
 /** Rule 2: stateful means any of `store: true`, `conversation`, `previous_response_id`. */
 export function isStateful(body: Body): boolean {
-  return body['store'] === true || body['conversation'] !== undefined || body['previous_response_id'] !== undefined;
+  return body['store'] === true || given(body['conversation']) || given(body['previous_response_id']);
 }
 
 export function checkResponseRequest(body: Body): void {
   // Rule 3.
-  if (body['conversation'] !== undefined && body['previous_response_id'] !== undefined) {
+  if (given(body['conversation']) && given(body['previous_response_id'])) {
     throw new GatewayError('mutually_exclusive_parameters', 'conversation and previous_response_id cannot both be set; send one of them.', {
       param: 'previous_response_id',
     });
@@ -24,15 +27,6 @@ export function checkResponseRequest(body: Body): void {
       'Invoking an agent through the Responses interface (model agent/<agent_id>) is not available in this version; trigger it with POST /v1/agents/runs.',
       { param: 'model' },
     );
-  }
-  for (const field of ['conversation', 'previous_response_id'] as const) {
-    if (body[field] !== undefined) {
-      throw new GatewayError(
-        'unsupported_parameter',
-        `${field} (continuing a stored conversation) is not available in this version; send the whole history in input.`,
-        { param: field },
-      );
-    }
   }
   if (body['background'] === true && isStateful(body)) {
     throw new GatewayError('unsupported_parameter', 'background: true is not supported on stateful requests (store, conversation, previous_response_id).', {

@@ -1,7 +1,8 @@
 // The sink of a `store: true` response (spec rule 9, "Stored response"): the record is created when the
 // response starts (status in_progress, leased to this process so a crash leaves it failed, not in
 // progress for ever), each event goes to the batched event log as the caller gets it (published live
-// at once, stored off the hot path), and the final object is written once the log is durable.
+// at once, stored off the hot path), and the final object is written once the log is durable and the
+// turn's items are in its conversation.
 import type { RequestContext } from '../../pipeline/context';
 import { responseExpiry } from '../../responses';
 import type { AppServices } from '../../services';
@@ -13,6 +14,13 @@ const FINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'inc
 export interface StoredResponseInit {
   model: string;
   inputItems: Record<string, unknown>[];
+  conversationId: string;
+  previousResponseId: string | null;
+  /**
+   * Runs with the final object once the event log is stored, before the terminal write: the
+   * conversation's items are appended before a reader can see the response finished.
+   */
+  beforeFinish(final: Record<string, unknown>): Promise<void>;
 }
 
 export function storedResponse(
@@ -32,8 +40,8 @@ export function storedResponse(
         userId: ctx.principal?.userId ?? 'anonymous',
         status: 'in_progress',
         model: init.model,
-        conversationId: null,
-        previousResponseId: null,
+        conversationId: init.conversationId,
+        previousResponseId: init.previousResponseId,
         stored: true,
         body: snapshot,
         inputItems: init.inputItems,
@@ -59,6 +67,12 @@ export function storedResponse(
         streams.leases.release(id);
       }
       const status = String(final['status']);
+      try {
+        await init.beforeFinish(final);
+      } catch (err) {
+        // The response itself is still written: its caller got it; the conversation lacks this turn.
+        services.logger.error('conversation turn not stored', { responseId: id, errorName: err instanceof Error ? err.name : 'unknown' });
+      }
       const outcome: ResponseOutcome = {
         status: (FINAL_STATUSES.has(status) ? status : 'failed') as Exclude<ResponseStatus, 'queued' | 'in_progress'>,
         body: FINAL_STATUSES.has(status) ? final : { ...final, status: 'failed' },

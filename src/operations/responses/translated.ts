@@ -21,6 +21,8 @@ export interface TranslatedOptions {
   sink: ResponseSink | null;
   /** The response id (minted by the route, so a stored response's id is known before it starts). */
   id: string;
+  /** A stored turn's conversation (echoed as `conversation: {id}`). */
+  conversationId?: string;
 }
 
 const frame = (event: ResponsesEvent): string => `event: ${event.type}\nid: ${event.sequence_number}\ndata: ${JSON.stringify(event)}\n\n`;
@@ -31,11 +33,12 @@ export async function translatedResponse(
   call: Extract<WireCall, { kind: 'canonical' }>,
   options: TranslatedOptions,
 ): Promise<Reply | undefined> {
-  const { body, stream, headers, sink, id } = options;
+  const { body, stream, headers, sink, id, conversationId } = options;
   const model = body['model'] as string;
+  const context = { request: body, id, model, ...(conversationId !== undefined ? { conversationId } : {}) };
   if (!stream && !sink) {
     const response = await services.modelCalls.generate(call.scope, call.request, call.plan);
-    return { status: 200, ...(headers ? { headers } : {}), body: canonicalToResponseObject(response, { request: body, id, model }) };
+    return { status: 200, ...(headers ? { headers } : {}), body: canonicalToResponseObject(response, context) };
   }
 
   const iterator = services.modelCalls.stream(call.scope, call.request, call.plan)[Symbol.asyncIterator]();
@@ -47,7 +50,7 @@ export async function translatedResponse(
     call.meter.fail(err);
     throw err;
   }
-  const events = new ResponsesEventStream({ request: body, id, model });
+  const events = new ResponsesEventStream(context);
   if (sink) {
     try {
       await sink.begin(events.response() as unknown as JsonObject);

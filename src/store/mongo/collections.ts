@@ -130,6 +130,11 @@ export interface ConversationDoc {
   createdAt: Date;
   /** Highest lease generation of the run that wrote or took over this conversation (the fence on MongoDB). */
   leaseGeneration?: number;
+  summary?: { text: string; through: number; itemId: string } | null;
+  contextTokens?: number | null;
+  /** The response holding the conversation's turn, and until when (see ConversationRepository.claimTurn). */
+  turnResponseId?: string | null;
+  turnUntil?: Date | null;
 }
 
 export interface ItemDoc {

@@ -6,7 +6,16 @@ import { agentGrantsAnyExpr, visibleRecordMatch } from './permissions';
 import { generationIs } from './lease-generation';
 
 function toConversation(doc: ConversationDoc): ConversationRecord {
-  return { id: doc._id, orgId: doc.orgId, userId: doc.userId, runId: doc.runId, metadata: doc.metadata, createdAt: doc.createdAt.toISOString() };
+  return {
+    id: doc._id,
+    orgId: doc.orgId,
+    userId: doc.userId,
+    runId: doc.runId,
+    metadata: doc.metadata,
+    createdAt: doc.createdAt.toISOString(),
+    summary: doc.summary ?? null,
+    contextTokens: doc.contextTokens ?? null,
+  };
 }
 
 function toItem(doc: ItemDoc): ConversationItemRecord {
@@ -32,6 +41,8 @@ export function conversationDoc(conversation: ConversationRecord): ConversationD
     runId: conversation.runId,
     metadata: conversation.metadata,
     createdAt: date(conversation.createdAt),
+    summary: conversation.summary ?? null,
+    contextTokens: conversation.contextTokens ?? null,
   };
 }
 
@@ -154,6 +165,41 @@ export function mongoConversations(c: Collections): ConversationRepository {
         }
       }
       return result;
+    },
+    async claimTurn(conversationId, responseId, now, until) {
+      const free = await c.conversations.findOneAndUpdate(
+        { _id: conversationId, $or: [{ turnResponseId: null }, { turnResponseId: responseId }, { turnUntil: { $lt: date(now) } }] },
+        { $set: { turnResponseId: responseId, turnUntil: date(until) } },
+        { projection: { _id: 1 } },
+      );
+      if (free) return true;
+      // Held: free only when the holding response exists and is no longer in progress (see the port).
+      const held = await c.conversations.findOne({ _id: conversationId }, { projection: { turnResponseId: 1 } });
+      const holder = held?.turnResponseId;
+      if (!holder) return false;
+      const ended = await c.responses.findOne({ _id: holder, status: { $ne: 'in_progress' } }, { projection: { _id: 1 } });
+      if (!ended) return false;
+      const taken = await c.conversations.findOneAndUpdate(
+        { _id: conversationId, turnResponseId: holder },
+        { $set: { turnResponseId: responseId, turnUntil: date(until) } },
+        { projection: { _id: 1 } },
+      );
+      return taken !== null;
+    },
+    async endTurn(conversationId, responseId, items, contextTokens) {
+      // No multi-document transaction: the items are appended while the turn is still held (no other
+      // response may append meanwhile), then the turn is released.
+      const held = await c.conversations.findOne({ _id: conversationId, turnResponseId: responseId }, { projection: { _id: 1 } });
+      if (!held) return false;
+      if (items.length > 0) await this.append(conversationId, items);
+      const set: Record<string, unknown> = { turnResponseId: null, turnUntil: null };
+      if (contextTokens !== null) set['contextTokens'] = contextTokens;
+      const released = await c.conversations.updateOne({ _id: conversationId, turnResponseId: responseId }, { $set: set });
+      return released.matchedCount > 0;
+    },
+    async setSummary(conversationId, summary, item) {
+      await this.append(conversationId, [item]);
+      await c.conversations.updateOne({ _id: conversationId }, { $set: { summary } });
     },
     async listItems(conversationId, options) {
       if (options.limit <= 0) return []; // find().limit(0) would mean "no limit"

@@ -1,5 +1,5 @@
 import type { ConversationRepository } from '../port';
-import { LeaseLostError, type ConversationItemRecord, type ConversationRecord, type LeaseFence } from '../types';
+import { LeaseLostError, type ConversationItemRecord, type ConversationRecord, type ConversationSummary, type LeaseFence, type NewConversationItem } from '../types';
 import type { SqlDatabase, SqlExecutor, SqlParam } from './database';
 import { agentPermissionsSql, iso, json, nowIso, principalParams, type Timestamp } from './rows';
 
@@ -10,6 +10,8 @@ interface ConversationRow {
   run_id: string | null;
   metadata: Record<string, unknown>;
   created_at: Timestamp;
+  summary: ConversationSummary | null;
+  context_tokens: number | null;
 }
 
 interface ItemRow {
@@ -26,7 +28,16 @@ interface ItemRow {
 }
 
 function toConversation(row: ConversationRow): ConversationRecord {
-  return { id: row.id, orgId: row.org_id, userId: row.user_id, runId: row.run_id, metadata: row.metadata, createdAt: iso(row.created_at) };
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    userId: row.user_id,
+    runId: row.run_id,
+    metadata: row.metadata,
+    createdAt: iso(row.created_at),
+    summary: row.summary,
+    contextTokens: row.context_tokens,
+  };
 }
 
 function toItem(row: ItemRow): ConversationItemRecord {
@@ -44,18 +55,23 @@ function toItem(row: ItemRow): ConversationItemRecord {
   };
 }
 
-const CONVERSATION_COLUMNS = 'c.id, c.org_id, c.user_id, c.run_id, c.metadata, c.created_at';
+const CONVERSATION_COLUMNS = 'c.id, c.org_id, c.user_id, c.run_id, c.metadata, c.created_at, c.summary, c.context_tokens';
 const AGENT_PERMISSIONS = agentPermissionsSql('a', { user: '$3', role: '$4', groups: '$5' });
 
 export async function insertConversation(db: SqlExecutor, conversation: ConversationRecord): Promise<void> {
-  await db.query('INSERT INTO conversations (id, org_id, user_id, run_id, metadata, created_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6)', [
-    conversation.id,
-    conversation.orgId,
-    conversation.userId,
-    conversation.runId,
-    json(conversation.metadata),
-    conversation.createdAt,
-  ]);
+  await db.query(
+    'INSERT INTO conversations (id, org_id, user_id, run_id, metadata, created_at, summary, context_tokens) VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb, $8)',
+    [
+      conversation.id,
+      conversation.orgId,
+      conversation.userId,
+      conversation.runId,
+      json(conversation.metadata),
+      conversation.createdAt,
+      conversation.summary ? json(conversation.summary) : null,
+      conversation.contextTokens ?? null,
+    ],
+  );
 }
 
 /**
@@ -70,6 +86,65 @@ export async function holdFence(tx: SqlExecutor, fence: LeaseFence): Promise<voi
     fence.generation,
   ]);
   if (held.length === 0) throw new LeaseLostError(fence.runId);
+}
+
+/**
+ * Appends items inside a transaction, taking the conversation row's lock. Appenders to one conversation
+ * queue on that lock, so positions are assigned gap-free and an idempotency key checked here cannot be
+ * inserted meanwhile by another.
+ */
+async function appendLocked(tx: SqlExecutor, conversationId: string, items: readonly NewConversationItem[]): Promise<ConversationItemRecord[]> {
+    const [locked] = await tx.query<{ next_position: number }>('SELECT next_position FROM conversations WHERE id = $1 FOR UPDATE', [conversationId]);
+  if (!locked) throw new Error(`conversation ${conversationId} does not exist`);
+  const keys = items.map((i) => i.idempotencyKey).filter((k): k is string => k !== null);
+  const existing = new Map<string, ConversationItemRecord>();
+  if (keys.length > 0) {
+    const rows = await tx.query<ItemRow>('SELECT * FROM conversation_items WHERE conversation_id = $1 AND idempotency_key = ANY($2::text[])', [
+      conversationId,
+      keys,
+    ]);
+    for (const row of rows) if (row.idempotency_key !== null) existing.set(row.idempotency_key, toItem(row));
+  }
+  const now = nowIso();
+  let position = locked.next_position;
+  const result: ConversationItemRecord[] = [];
+  const params: SqlParam[] = [conversationId, now];
+  const values: string[] = [];
+  for (const item of items) {
+    const known = item.idempotencyKey === null ? undefined : existing.get(item.idempotencyKey);
+    if (known) {
+      result.push(known);
+      continue;
+    }
+    const record: ConversationItemRecord = {
+      id: item.id,
+      conversationId,
+      position: position++,
+      type: item.type,
+      role: item.role,
+      data: item.data,
+      status: item.status,
+      idempotencyKey: item.idempotencyKey,
+      responseId: item.responseId,
+      createdAt: now,
+    };
+    if (record.idempotencyKey !== null) existing.set(record.idempotencyKey, record);
+    const base = params.length;
+    params.push(record.position, record.id, record.type, record.role, json(record.data), record.status, record.idempotencyKey, record.responseId);
+    values.push(
+      `($1, $${base + 1}::int, $${base + 2}::text, $${base + 3}::text, $${base + 4}::text, $${base + 5}::jsonb, $${base + 6}::text, $${base + 7}::text, $${base + 8}::text, $2)`,
+    );
+    result.push(record);
+  }
+  if (values.length > 0) {
+    await tx.query(
+      `INSERT INTO conversation_items (conversation_id, position, id, type, role, data, status, idempotency_key, response_id, created_at)
+       VALUES ${values.join(', ')}`,
+      params,
+    );
+    await tx.query('UPDATE conversations SET next_position = $2 WHERE id = $1', [conversationId, position]);
+  }
+  return result;
 }
 
 export function sqlConversations(db: SqlDatabase): ConversationRepository {
@@ -100,59 +175,41 @@ export function sqlConversations(db: SqlDatabase): ConversationRepository {
       return db.transaction(async (tx) => {
         // Lock order: the run row, then the conversation row (no path takes them the other way round).
         if (fence) await holdFence(tx, fence);
-        // The conversation row is the lock: appenders to one conversation queue here, so positions are
-        // assigned gap-free and an idempotency key checked here cannot be inserted meanwhile by another.
-        const [locked] = await tx.query<{ next_position: number }>('SELECT next_position FROM conversations WHERE id = $1 FOR UPDATE', [conversationId]);
-        if (!locked) throw new Error(`conversation ${conversationId} does not exist`);
-        const keys = items.map((i) => i.idempotencyKey).filter((k): k is string => k !== null);
-        const existing = new Map<string, ConversationItemRecord>();
-        if (keys.length > 0) {
-          const rows = await tx.query<ItemRow>('SELECT * FROM conversation_items WHERE conversation_id = $1 AND idempotency_key = ANY($2::text[])', [
-            conversationId,
-            keys,
-          ]);
-          for (const row of rows) if (row.idempotency_key !== null) existing.set(row.idempotency_key, toItem(row));
-        }
-        const now = nowIso();
-        let position = locked.next_position;
-        const result: ConversationItemRecord[] = [];
-        const params: SqlParam[] = [conversationId, now];
-        const values: string[] = [];
-        for (const item of items) {
-          const known = item.idempotencyKey === null ? undefined : existing.get(item.idempotencyKey);
-          if (known) {
-            result.push(known);
-            continue;
-          }
-          const record: ConversationItemRecord = {
-            id: item.id,
-            conversationId,
-            position: position++,
-            type: item.type,
-            role: item.role,
-            data: item.data,
-            status: item.status,
-            idempotencyKey: item.idempotencyKey,
-            responseId: item.responseId,
-            createdAt: now,
-          };
-          if (record.idempotencyKey !== null) existing.set(record.idempotencyKey, record);
-          const base = params.length;
-          params.push(record.position, record.id, record.type, record.role, json(record.data), record.status, record.idempotencyKey, record.responseId);
-          values.push(
-            `($1, $${base + 1}::int, $${base + 2}::text, $${base + 3}::text, $${base + 4}::text, $${base + 5}::jsonb, $${base + 6}::text, $${base + 7}::text, $${base + 8}::text, $2)`,
-          );
-          result.push(record);
-        }
-        if (values.length > 0) {
-          await tx.query(
-            `INSERT INTO conversation_items (conversation_id, position, id, type, role, data, status, idempotency_key, response_id, created_at)
-             VALUES ${values.join(', ')}`,
-            params,
-          );
-          await tx.query('UPDATE conversations SET next_position = $2 WHERE id = $1', [conversationId, position]);
-        }
-        return result;
+        return appendLocked(tx, conversationId, items);
+      });
+    },
+    async claimTurn(conversationId, responseId, now, until) {
+      // A holder whose response row exists and is no longer in progress has ended (or was failed by
+      // the sweeper after a crash); one that has no row yet (between its claim and its first byte) is
+      // still starting, until its turn's own deadline.
+      const rows = await db.query<{ id: string }>(
+        `UPDATE conversations c SET turn_response_id = $2, turn_until = $4
+         WHERE c.id = $1 AND (c.turn_response_id IS NULL OR c.turn_response_id = $2 OR c.turn_until < $3
+           OR EXISTS (SELECT 1 FROM responses r WHERE r.id = c.turn_response_id AND r.status <> 'in_progress'))
+         RETURNING c.id`,
+        [conversationId, responseId, now, until],
+      );
+      return rows.length > 0;
+    },
+    async endTurn(conversationId, responseId, items, contextTokens) {
+      return db.transaction(async (tx) => {
+        const [held] = await tx.query<{ id: string }>('SELECT id FROM conversations WHERE id = $1 AND turn_response_id = $2 FOR UPDATE', [
+          conversationId,
+          responseId,
+        ]);
+        if (!held) return false;
+        if (items.length > 0) await appendLocked(tx, conversationId, items);
+        await tx.query(
+          `UPDATE conversations SET turn_response_id = NULL, turn_until = NULL, context_tokens = COALESCE($2::int, context_tokens) WHERE id = $1`,
+          [conversationId, contextTokens],
+        );
+        return true;
+      });
+    },
+    async setSummary(conversationId, summary, item) {
+      await db.transaction(async (tx) => {
+        await appendLocked(tx, conversationId, [item]);
+        await tx.query('UPDATE conversations SET summary = $2::jsonb WHERE id = $1', [conversationId, json(summary)]);
       });
     },
     async listItems(conversationId, options) {

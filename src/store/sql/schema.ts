@@ -266,6 +266,16 @@ export const MIGRATIONS: readonly Migration[] = [
       `DROP INDEX responses_created`,
     ],
   },
+  {
+    // Stored Responses conversations: the running summary of compaction and the context size of the
+    // last turn (whether the next needs compaction), and the turn held by the response generating in
+    // the conversation (one at a time, across processes: see ConversationRepository.claimTurn).
+    version: 9,
+    name: 'conversation turns and compaction',
+    statements: [
+      `ALTER TABLE conversations ADD COLUMN summary jsonb, ADD COLUMN context_tokens integer, ADD COLUMN turn_response_id text, ADD COLUMN turn_until timestamptz`,
+    ],
+  },
 ];
 
 /** Applies missing migrations; idempotent and safe from several processes at once. */

@@ -25,8 +25,93 @@ export function conversationsContract(h: StoreHandle): void {
     it('creates and reads a conversation', async () => {
       const org = uid('org');
       const id = await conversation(org);
-      assert.deepEqual(await h.store.conversations.get(id), { id, orgId: org, userId: 'owner', runId: null, metadata: { source: 'test' }, createdAt: at(T0) });
+      assert.deepEqual(await h.store.conversations.get(id), {
+        id,
+        orgId: org,
+        userId: 'owner',
+        runId: null,
+        metadata: { source: 'test' },
+        createdAt: at(T0),
+        summary: null,
+        contextTokens: null,
+      });
       assert.equal(await h.store.conversations.get(uid('missing')), null);
+    });
+
+    it('one turn at a time: claimTurn is refused while another response holds it, granted once it ends, its deadline passes or its response finished', async () => {
+      const id = await conversation();
+      const c = h.store.conversations;
+      const until = at(T0 + 60_000);
+      assert.equal(await c.claimTurn(id, 'resp_a', at(T0), until), true);
+      // The same response again (a retried claim) keeps it; another is refused, from any process.
+      assert.equal(await c.claimTurn(id, 'resp_a', at(T0), until), true);
+      const racing = await Promise.all([c.claimTurn(id, 'resp_b', at(T0 + 1), until), c.claimTurn(id, 'resp_c', at(T0 + 1), until)]);
+      assert.deepEqual(racing, [false, false]);
+      // Ending the turn appends its items and records the context size, in one write.
+      assert.equal(await c.endTurn(id, 'resp_a', [item('question'), item('answer')], 1234), true);
+      const after = await c.get(id);
+      assert.equal(after?.contextTokens, 1234);
+      assert.equal((await c.listItems(id, { order: 'asc', limit: 10 })).length, 2);
+      // A turn no longer held cannot end again (nothing appended).
+      assert.equal(await c.endTurn(id, 'resp_a', [item('late')], 9), false);
+      assert.equal((await c.listItems(id, { order: 'asc', limit: 10 })).length, 2);
+      assert.equal((await c.get(id))?.contextTokens, 1234);
+      // Free again: of two racing claims exactly one wins.
+      const [b, d] = await Promise.all([c.claimTurn(id, 'resp_b', at(T0 + 2), until), c.claimTurn(id, 'resp_d', at(T0 + 2), until)]);
+      assert.equal(Number(b) + Number(d), 1);
+      const holder = b ? 'resp_b' : 'resp_d';
+      // A holder that died before its response existed: free after the turn's deadline, not before.
+      assert.equal(await c.claimTurn(id, 'resp_e', at(T0 + 59_000), at(T0 + 120_000)), false);
+      assert.equal(await c.claimTurn(id, 'resp_e', at(T0 + 61_000), at(T0 + 120_000)), true);
+      assert.equal(await c.endTurn(id, holder, [item('stale writer')], null), false, 'a turn taken over is not ended by its old holder');
+      // A holder whose response finished (or was failed by the sweeper) frees the turn before its deadline.
+      const holderResponse = uid('resp');
+      assert.equal(await c.endTurn(id, 'resp_e', [], null), true);
+      assert.equal(await c.claimTurn(id, holderResponse, at(T0 + 62_000), at(T0 + 600_000)), true);
+      await h.store.responses.create({
+        id: holderResponse,
+        orgId: 'o',
+        userId: 'u',
+        status: 'in_progress',
+        model: 'demo',
+        conversationId: id,
+        previousResponseId: null,
+        stored: true,
+        body: {},
+        inputItems: [],
+        createdAt: at(T0),
+        updatedAt: at(T0),
+        expiresAt: null,
+      });
+      assert.equal(await c.claimTurn(id, 'resp_f', at(T0 + 63_000), at(T0 + 600_000)), false, 'its response is in progress');
+      await h.store.responses.finish(holderResponse, { status: 'failed', body: { status: 'failed' } }, { whenStatus: 'in_progress' });
+      assert.equal(await c.claimTurn(id, 'resp_f', at(T0 + 63_000), at(T0 + 600_000)), true, 'its response failed');
+      assert.equal((await c.get(id))?.contextTokens, 1234, 'an empty end keeps the last context size');
+    });
+
+    it('setSummary appends the compaction item and sets the running summary together', async () => {
+      const id = await conversation();
+      await h.store.conversations.append(id, [item('one'), item('two')]);
+      const compaction: NewConversationItem = {
+        id: uid('cmp'),
+        type: 'compaction',
+        role: null,
+        data: { type: 'compaction', summary: 'one and two', through: 2 },
+        status: 'completed',
+        idempotencyKey: null,
+        responseId: null,
+      };
+      await h.store.conversations.setSummary(id, { text: 'one and two', through: 2, itemId: compaction.id }, compaction);
+      assert.deepEqual((await h.store.conversations.get(id))?.summary, { text: 'one and two', through: 2, itemId: compaction.id });
+      const items = await h.store.conversations.listItems(id, { order: 'asc', limit: 10 });
+      assert.deepEqual(
+        items.map((i) => [i.type, i.position]),
+        [
+          ['message', 1],
+          ['message', 2],
+          ['compaction', 3],
+        ],
+      );
     });
 
     it('concurrent appends get unique, gap-free positions, each call in order', async () => {

@@ -1,0 +1,153 @@
+// One turn of a stored Responses conversation (spec "POST /v1/responses" rules 2-5): which
+// conversation the request continues (`conversation`, `previous_response_id`, or a new one for
+// `store: true` alone), the turn held for this response so two requests never interleave their turns
+// in one conversation, the prior history loaded server-side, and at the end the turn's items appended.
+//
+// Concurrent turns are refused, not queued: a second request continuing a conversation whose turn is
+// held gets 409 `conversation_locked` at once (the OpenAI Conversations API's answer too). Queueing
+// would hold an HTTP request open for as long as another model call lasts, with nothing to show for
+// it, and the caller's retry knows better what to send once it has read the first answer.
+import { GatewayError } from '../http/errors';
+import type { Store } from '../store/port';
+import type { ConversationItemRecord, ConversationRecord, Principal } from '../store/types';
+import { newConversationId } from '../runs/ids';
+import { historyInput, storedItem } from './history';
+
+type Json = Record<string, unknown>;
+
+/**
+ * How long a turn is held without its response existing: a process that dies between the claim and
+ * its first upstream byte leaves the conversation locked this long (once the response exists, its
+ * lease decides: a dead writer's response is failed by the sweeper and the turn is free).
+ */
+export const TURN_START_MS = 10 * 60_000;
+
+/** Page size of the history load (a conversation's items after its summary). */
+const HISTORY_PAGE = 500;
+
+export interface TurnRequest {
+  conversation?: unknown;
+  previous_response_id?: unknown;
+}
+
+export interface ConversationTurn {
+  readonly conversation: ConversationRecord;
+  readonly responseId: string;
+  /** The response this turn continues from (echoed in the response object), or null. */
+  readonly previousResponseId: string | null;
+  /** The stored items the model is sent before the new turn (after the summary). */
+  readonly items: readonly ConversationItemRecord[];
+  /** Those items (and the summary) as the model's input. */
+  readonly history: Json[];
+  /**
+   * Ends the turn: on success appends the new turn's input items (as inspected) and the response's
+   * output items; on failure appends nothing. Frees the conversation either way. Safe to call twice.
+   */
+  end(outcome: { inputItems: readonly Json[]; output: readonly Json[]; contextTokens: number | null } | null): Promise<void>;
+}
+
+export interface TurnDeps {
+  store: Store;
+  now(): Date;
+}
+
+function conversationIdOf(value: unknown): string | null {
+  if (typeof value === 'string') return value;
+  if (value !== null && typeof value === 'object' && typeof (value as Json)['id'] === 'string') return (value as Json)['id'] as string;
+  return null;
+}
+
+/** The conversation a stateful request continues, or a new one (404s as the spec's table says). */
+async function conversationOf(deps: TurnDeps, principal: Principal, request: TurnRequest): Promise<{ conversation: ConversationRecord; previous: string | null }> {
+  const { store } = deps;
+  const previous = typeof request.previous_response_id === 'string' ? request.previous_response_id : null;
+  if (previous !== null) {
+    const response = await store.responses.getVisible(principal, previous, deps.now().toISOString());
+    const conversation = response?.conversationId ? await store.conversations.getVisible(principal, response.conversationId) : null;
+    if (!conversation) {
+      throw new GatewayError('previous_response_not_found', `Previous response with id '${previous}' not found.`, { param: 'previous_response_id' });
+    }
+    return { conversation, previous };
+  }
+  const wanted = conversationIdOf(request.conversation);
+  if (wanted !== null) {
+    const conversation = await store.conversations.getVisible(principal, wanted);
+    if (!conversation) throw new GatewayError('not_found', `Conversation with id '${wanted}' not found.`, { param: 'conversation' });
+    if (conversation.runId !== null) {
+      // A run's conversation is written by the run's execution; a Responses turn would interleave with it.
+      throw new GatewayError('bad_request', `Conversation '${wanted}' belongs to a run; read it with GET /v1/conversations/${wanted}/items.`, {
+        param: 'conversation',
+      });
+    }
+    return { conversation, previous: null };
+  }
+  const conversation: ConversationRecord = {
+    id: newConversationId(),
+    orgId: principal.orgId,
+    userId: principal.userId,
+    runId: null,
+    metadata: { source: 'responses' },
+    createdAt: deps.now().toISOString(),
+  };
+  await store.conversations.create(conversation);
+  return { conversation: { ...conversation, summary: null, contextTokens: null }, previous: null };
+}
+
+async function loadItems(store: Store, conversation: ConversationRecord): Promise<ConversationItemRecord[]> {
+  const items: ConversationItemRecord[] = [];
+  let after = conversation.summary?.through;
+  for (;;) {
+    const page = await store.conversations.listItems(conversation.id, { order: 'asc', limit: HISTORY_PAGE, ...(after !== undefined ? { afterPosition: after } : {}) });
+    items.push(...page);
+    if (page.length < HISTORY_PAGE) return items;
+    after = page[page.length - 1]!.position;
+  }
+}
+
+/**
+ * Opens the turn of response `responseId`: the conversation resolved (and visible to the caller), its
+ * turn claimed (409 when another response holds it), its history loaded.
+ */
+export async function beginTurn(deps: TurnDeps, principal: Principal, request: TurnRequest, responseId: string): Promise<ConversationTurn> {
+  const { store } = deps;
+  const { conversation, previous } = await conversationOf(deps, principal, request);
+  const now = deps.now();
+  const claimed = await store.conversations.claimTurn(conversation.id, responseId, now.toISOString(), new Date(now.getTime() + TURN_START_MS).toISOString());
+  if (!claimed) {
+    throw new GatewayError(
+      'conversation_locked',
+      `Another response is being generated in conversation '${conversation.id}'; send this turn again once it has finished.`,
+      { param: previous !== null ? 'previous_response_id' : 'conversation' },
+    );
+  }
+  let ended = false;
+  const end: ConversationTurn['end'] = async (outcome) => {
+    if (ended) return;
+    ended = true;
+    const items = outcome ? turnItems(outcome.inputItems, outcome.output, responseId, loaded) : [];
+    await store.conversations.endTurn(conversation.id, responseId, items, outcome?.contextTokens ?? null);
+  };
+  let loaded: ConversationItemRecord[];
+  try {
+    // The conversation as it is now the turn is held: nothing can be appended to it meanwhile.
+    const current = (await store.conversations.get(conversation.id)) ?? conversation;
+    loaded = await loadItems(store, current);
+    return { conversation: current, responseId, previousResponseId: previous, items: loaded, history: historyInput(current, loaded), end };
+  } catch (err) {
+    loaded = [];
+    await end(null).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The items a turn appends: its input, then its output; ids unique in the conversation. */
+function turnItems(input: readonly Json[], output: readonly Json[], responseId: string, history: readonly ConversationItemRecord[]) {
+  const taken = new Set(history.map((item) => item.id));
+  return [...input.map((item) => ({ ...item, id: undefined })), ...output].map((item) => {
+    const stored = storedItem(item, responseId);
+    // An upstream's item ids need not be unique (ours are): a repeated one gets a fresh id.
+    if (taken.has(stored.id)) return storedItem({ ...item, id: undefined }, responseId);
+    taken.add(stored.id);
+    return stored;
+  });
+}
