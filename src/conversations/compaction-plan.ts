@@ -102,7 +102,13 @@ export function planCompaction(items: readonly PlanItem[], currentSummary: numbe
  * summarised: the rare case of a summary longer than asked, or a new turn too large for the plan.
  * Returns `items.length` at most (nothing verbatim left); the context may still not fit then.
  */
-export function fitCut(items: readonly PlanItem[], cut: number, summaryTokens: number, budget: Pick<Budget, 'fixed' | 'reserve' | 'window'>, pending?: ReadonlySet<string>): number {
+export function fitCut(
+  items: readonly PlanItem[],
+  cut: number,
+  summaryTokens: number,
+  budget: Pick<Budget, 'fixed' | 'reserve' | 'window'>,
+  pending?: ReadonlySet<string>,
+): number {
   const safe = safeCuts(items, pending);
   let at = cut;
   while (at < items.length && contextTokens(items.slice(at), summaryTokens, budget) > budget.window) {

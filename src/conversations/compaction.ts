@@ -15,7 +15,7 @@ import type { ModelRouter, ResolvedModel } from '../providers/types';
 import type { Store } from '../store/port';
 import type { ConversationItemRecord, ConversationRecord, ConversationSummary, NewConversationItem } from '../store/types';
 import { clipCap, fitCut, planCompaction, type Budget, type PlanItem } from './compaction-plan';
-import { callLink, flatItem, itemChars, itemTokenBound, itemTokens, startsTurn, transcriptEntry } from './context-items';
+import { callLink, itemChars, itemTokenBound, itemTokens, startsTurn, transcriptEntry } from './context-items';
 import { CHARS_PER_TOKEN, type TokenCounter, type TokenCounting } from './tokens';
 
 export interface CompactionSettings {
@@ -26,8 +26,6 @@ export interface CompactionSettings {
   /** A compaction brings the context down to about this share, so the next turns have room. */
   target: number;
 }
-
-export const DEFAULT_COMPACTION: CompactionSettings = { threshold: 0.8, target: 0.5 };
 
 /** How a conversation's stored history is sent: the lead's history.ts renders both. */
 export interface HistoryRendering {
@@ -130,7 +128,12 @@ export class ConversationCompaction {
     const rendering = this.deps.history;
     const sent = turn.items.map((item) => rendering.modelItem(item));
     const planItems: PlanItem[] = turn.items.map((_, i) => planItem(sent[i] ?? null, counter));
-    const pending = new Set(turn.input.flatMap((item) => callLink(item)).flatMap((link) => ('closes' in link ? [link.closes] : [])));
+    const pending = new Set(
+      turn.input.flatMap((item) => {
+        const link = callLink(item);
+        return link && 'closes' in link ? [link.closes] : [];
+      }),
+    );
     const fixed = this.fixedTokens(turn, counter);
     const currentSummary = summary ? itemTokens(rendering.summaryItem(summary.text), counter) : 0;
     const summaryTokens = summaryBudgetOf(window);

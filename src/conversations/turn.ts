@@ -58,7 +58,11 @@ function conversationIdOf(value: unknown): string | null {
 }
 
 /** The conversation a stateful request continues, or a new one (404s as the spec's table says). */
-async function conversationOf(deps: TurnDeps, principal: Principal, request: TurnRequest): Promise<{ conversation: ConversationRecord; previous: string | null }> {
+async function conversationOf(
+  deps: TurnDeps,
+  principal: Principal,
+  request: TurnRequest,
+): Promise<{ conversation: ConversationRecord; previous: string | null }> {
   const { store } = deps;
   const previous = typeof request.previous_response_id === 'string' ? request.previous_response_id : null;
   if (previous !== null) {
@@ -97,7 +101,11 @@ async function loadItems(store: Store, conversation: ConversationRecord): Promis
   const items: ConversationItemRecord[] = [];
   let after = conversation.summary?.through;
   for (;;) {
-    const page = await store.conversations.listItems(conversation.id, { order: 'asc', limit: HISTORY_PAGE, ...(after !== undefined ? { afterPosition: after } : {}) });
+    const page = await store.conversations.listItems(conversation.id, {
+      order: 'asc',
+      limit: HISTORY_PAGE,
+      ...(after !== undefined ? { afterPosition: after } : {}),
+    });
     items.push(...page);
     if (page.length < HISTORY_PAGE) return items;
     after = page[page.length - 1]!.position;
