@@ -60,10 +60,10 @@ export function statefulInput(input: unknown, resolved: ReadonlyMap<string, Json
   return items;
 }
 
-/** The item ids an input references with `item_reference` (resolved against the conversation). */
-export function referencedItemIds(input: unknown): string[] {
+/** The item ids an input references with `item_reference`, with their positions in `input`. */
+export function referencedItemIds(input: unknown): Array<{ id: string; index: number }> {
   if (!Array.isArray(input)) return [];
-  return input.filter((e): e is Json => isRecord(e) && e['type'] === 'item_reference' && typeof e['id'] === 'string').map((e) => e['id'] as string);
+  return input.flatMap((e: unknown, index) => (isRecord(e) && e['type'] === 'item_reference' && typeof e['id'] === 'string' ? [{ id: e['id'], index }] : []));
 }
 
 /** One stored item as the model is sent it, or null for what the model is not sent. */

@@ -181,6 +181,17 @@ describe('configuration', () => {
       );
     });
 
+    it('refuses an unknown responses.timezone and accepts an IANA one', () => {
+      const bad = problemsOf(mergeConfig(baseConfigDocument(), { responses: { timezone: 'Mars/Olympus_Mons' } }));
+      assert.ok(
+        bad.some((p) => p.startsWith('responses.timezone: unknown time zone "Mars/Olympus_Mons"')),
+        bad.join('\n'),
+      );
+      const good = parseConfig(stringify(mergeConfig(baseConfigDocument(), { responses: { timezone: 'Europe/Berlin' } })), {}, 'test');
+      assert.equal(good.responses.timezone, 'Europe/Berlin');
+      assert.deepEqual(good.responses.serviceContext.include, ['organization', 'user', 'groups'], 'the default');
+    });
+
     it('rejects group members and agent shares that name nobody', () => {
       const doc = baseConfigDocument();
       const orgs = doc['organizations'] as Record<string, unknown>[];

@@ -76,7 +76,7 @@ async function statefulResponse(ctx: RequestContext, services: AppServices, orig
     }
     const historyIds = new Set(turn.items.map((item) => item.id));
     const referenced = new Map<string, Json>();
-    for (const [index, itemId] of referencedItemIds(original['input']).entries()) {
+    for (const { id: itemId, index } of referencedItemIds(original['input'])) {
       if (historyIds.has(itemId) || referenced.has(itemId)) continue;
       const item = await services.store.conversations.getItem(turn.conversation.id, itemId);
       if (!item) {

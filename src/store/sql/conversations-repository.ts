@@ -1,5 +1,12 @@
 import type { ConversationRepository } from '../port';
-import { LeaseLostError, type ConversationItemRecord, type ConversationRecord, type ConversationSummary, type LeaseFence, type NewConversationItem } from '../types';
+import {
+  LeaseLostError,
+  type ConversationItemRecord,
+  type ConversationRecord,
+  type ConversationSummary,
+  type LeaseFence,
+  type NewConversationItem,
+} from '../types';
 import type { SqlDatabase, SqlExecutor, SqlParam } from './database';
 import { agentPermissionsSql, iso, json, nowIso, principalParams, type Timestamp } from './rows';
 
@@ -94,7 +101,7 @@ export async function holdFence(tx: SqlExecutor, fence: LeaseFence): Promise<voi
  * inserted meanwhile by another.
  */
 async function appendLocked(tx: SqlExecutor, conversationId: string, items: readonly NewConversationItem[]): Promise<ConversationItemRecord[]> {
-    const [locked] = await tx.query<{ next_position: number }>('SELECT next_position FROM conversations WHERE id = $1 FOR UPDATE', [conversationId]);
+  const [locked] = await tx.query<{ next_position: number }>('SELECT next_position FROM conversations WHERE id = $1 FOR UPDATE', [conversationId]);
   if (!locked) throw new Error(`conversation ${conversationId} does not exist`);
   const keys = items.map((i) => i.idempotencyKey).filter((k): k is string => k !== null);
   const existing = new Map<string, ConversationItemRecord>();
