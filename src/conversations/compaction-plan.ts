@@ -90,7 +90,8 @@ export function planCompaction(items: readonly PlanItem[], currentSummary: numbe
     lastSafe = i;
     if (kept[i]! > room) continue;
     if (anyCut < 0) anyCut = i;
-    if (turnCut < 0 && (i === items.length || items[i]!.startsTurn)) turnCut = i;
+    // A whole turn kept verbatim is best; keeping none (i === n) is the last resort, not a turn cut.
+    if (turnCut < 0 && i < items.length && items[i]!.startsTurn) turnCut = i;
   }
   const cut = turnCut > 0 ? turnCut : anyCut > 0 ? anyCut : lastSafe;
   return cut > 0 ? { action: 'compact', cut } : { action: 'none', reason: 'nothing_to_cut' };
