@@ -108,6 +108,11 @@ const CLIP_MARK = ' […]';
 export class ConversationCompaction {
   constructor(private readonly deps: CompactionDeps) {}
 
+  /** The token counting (and per-model calibration) this service uses. */
+  get tokens(): TokenCounting {
+    return this.deps.tokens;
+  }
+
   /**
    * The context of a turn: what of the stored history to send, compacting first when it nears the
    * window (one summary call, stored with its item before this returns).

@@ -9,7 +9,7 @@
 // it, and the caller's retry knows better what to send once it has read the first answer.
 import { GatewayError } from '../http/errors';
 import type { Store } from '../store/port';
-import type { ConversationItemRecord, ConversationRecord, Principal } from '../store/types';
+import type { ConversationItemRecord, ConversationRecord, NewConversationItem, Principal } from '../store/types';
 import { newConversationId } from '../runs/ids';
 import { historyInput, storedItem } from './history';
 
@@ -132,13 +132,20 @@ export async function beginTurn(deps: TurnDeps, principal: Principal, request: T
   const end: ConversationTurn['end'] = async (outcome) => {
     if (ended) return;
     ended = true;
-    const items = outcome ? turnItems(outcome.inputItems, outcome.output, responseId, loaded) : [];
+    let items: NewConversationItem[] = [];
+    if (outcome) {
+      // Items a summary covers were not loaded: an upstream id among them is looked up (compaction).
+      const earlier = summarised ? await storedIds(store, conversation.id, outcome.output) : [];
+      items = turnItems(outcome.inputItems, outcome.output, responseId, [...loaded.map((item) => item.id), ...earlier]);
+    }
     await store.conversations.endTurn(conversation.id, responseId, items, outcome?.contextTokens ?? null);
   };
   let loaded: ConversationItemRecord[];
+  let summarised = false;
   try {
     // The conversation as it is now the turn is held: nothing can be appended to it meanwhile.
     const current = (await store.conversations.get(conversation.id)) ?? conversation;
+    summarised = current.summary != null;
     loaded = await loadItems(store, current);
     return { conversation: current, responseId, previousResponseId: previous, items: loaded, history: historyInput(current, loaded), end };
   } catch (err) {
@@ -148,9 +155,16 @@ export async function beginTurn(deps: TurnDeps, principal: Principal, request: T
   }
 }
 
-/** The items a turn appends: its input, then its output; ids unique in the conversation. */
-function turnItems(input: readonly Json[], output: readonly Json[], responseId: string, history: readonly ConversationItemRecord[]) {
-  const taken = new Set(history.map((item) => item.id));
+/** The ids among the output's that items of the conversation already have. */
+async function storedIds(store: Store, conversationId: string, output: readonly Json[]): Promise<string[]> {
+  const ids = output.flatMap((item) => (typeof item['id'] === 'string' && item['id'] !== '' ? [item['id']] : []));
+  const found = await Promise.all(ids.map((id) => store.conversations.getItem(conversationId, id)));
+  return found.flatMap((item) => (item ? [item.id] : []));
+}
+
+/** The items a turn appends: its input, then its output; ids unique in the conversation (`existing`: ids in use). */
+function turnItems(input: readonly Json[], output: readonly Json[], responseId: string, existing: readonly string[]): NewConversationItem[] {
+  const taken = new Set(existing);
   return [...input.map((item) => ({ ...item, id: undefined })), ...output].map((item) => {
     const stored = storedItem(item, responseId);
     // An upstream's item ids need not be unique (ours are): a repeated one gets a fresh id.
