@@ -110,6 +110,21 @@ describe('stored responses across gateway processes (postgres and bullmq, real p
     assert.equal((await getResponse(gatewayB, id))['status'], 'completed');
   });
 
+  it('one turn at a time across processes: while A generates a turn, B refuses to continue that conversation (409), then continues it with A’s turn in the history', async () => {
+    const caller = await slowStoredStream(gatewayA, upstream, 12, 80, 4);
+    const conversation = String(((caller.frames[0]!.data['response'] as Record<string, unknown>)['conversation'] as Record<string, unknown>)['id']);
+    const refused = await jsonReply(await post(`${gatewayB.url}/v1/responses`, { model: 'resp-native', input: 'meanwhile', conversation }, AUTH));
+    assert.equal(refused.status, 409, refused.text);
+    assert.equal((refused.body['error'] as Record<string, unknown>)['code'], 'conversation_locked');
+    await caller.finished;
+    const before = upstream.requests.length;
+    const next = await jsonReply(await post(`${gatewayB.url}/v1/responses`, { model: 'resp-native', input: 'after', conversation }, AUTH));
+    assert.equal(next.status, 200, next.text);
+    const sent = upstream.requests[before]!.json();
+    const roles = (sent['input'] as Record<string, unknown>[]).map((item) => item['role']);
+    assert.deepEqual(roles, ['user', 'assistant', 'user'], 'A’s turn (its input and output) is in the history B loaded');
+  });
+
   it('a gateway killed mid-stream: its response is failed once the lease lapses, and a reader waiting on another gateway ends', async () => {
     const caller = await slowStoredStream(gatewayA, upstream, 200, 100, 6);
     const id = responseIdOf(caller);
@@ -134,6 +149,17 @@ describe('stored responses across gateway processes (postgres and bullmq, real p
     await later.finished;
     assertResponsesFraming(later.frames);
     assert.deepEqual(typesOf(later.frames).slice(-2), ['error', 'response.failed']);
+    // The dead gateway's turn is over with its response: the conversation continues on B, without it.
+    const conversation = String(((caller.frames[0]!.data['response'] as Record<string, unknown>)['conversation'] as Record<string, unknown>)['id']);
+    const before = upstream.requests.length;
+    const next = await jsonReply(await post(`${gatewayB.url}/v1/responses`, { model: 'resp-native', input: 'still there?', conversation }, AUTH));
+    assert.equal(next.status, 200, next.text);
+    const sent = upstream.requests[before]!.json();
+    assert.deepEqual(
+      (sent['input'] as Record<string, unknown>[]).map((item) => item['role']),
+      ['user'],
+      'the failed turn appended nothing',
+    );
   });
 });
 
