@@ -18,6 +18,7 @@ import type { Handler } from './operations/types';
 import { assemblePipeline } from './pipeline/assemble';
 import type { Clock } from './pipeline/plugin';
 import { ModelCalls } from './model-call/model-calls';
+import { createCompaction } from './conversations/create-compaction';
 import { ConfigModelRouter } from './providers/router';
 import type { ModelRouter } from './providers/types';
 import { createRedisProvider, type RedisProvider } from './queue/redis';
@@ -113,6 +114,8 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     active: runEngine.active,
     live: responseStreams.live,
   });
+  const modelCalls = new ModelCalls(models);
+  const compaction = createCompaction({ config, store: deps.store, models, modelCalls, metrics });
   const services: AppServices = {
     config,
     store: deps.store,
@@ -121,7 +124,8 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     clock,
     redis,
     models,
-    modelCalls: new ModelCalls(models),
+    modelCalls,
+    compaction,
     pipeline,
     runs,
     runEngine,

@@ -7,6 +7,7 @@ import type { Clock } from './pipeline/plugin';
 import type { Pipeline } from './pipeline/assemble';
 import type { ModelRouter } from './providers/types';
 import type { ModelCalls } from './model-call/model-calls';
+import type { ConversationCompaction } from './conversations/compaction';
 import type { RedisProvider } from './queue/redis';
 import type { ResponseStreams } from './responses/index';
 import type { RunEngine } from './runs/engine';
@@ -23,6 +24,8 @@ export interface AppServices {
   readonly models: ModelRouter;
   /** The one model-call path (src/model-call/): every handler, run and judge call goes through it. */
   readonly modelCalls: ModelCalls;
+  /** Compaction of stored conversations near their model's context window (Responses rule 6). */
+  readonly compaction: ConversationCompaction;
   readonly pipeline: Pipeline;
   /** Agent runs: trigger, restart, cancel, retry (the run engine). */
   readonly runs: RunService;

@@ -231,7 +231,24 @@ const dlpCustomPatterns: ConfigCheck = ({ doc }) =>
     }),
   );
 
-/** Every cross-reference check, run in this order; each reports all it finds. */
+/** responses.compaction: its model is a configured one; its target is below its threshold (else every turn compacts). */
+function compactionSettings(input: CheckInput): ConfigProblem[] {
+  const compaction = node(node(input.doc['responses'])['compaction']);
+  const problems: ConfigProblem[] = [];
+  const model = text(compaction['model']);
+  if (model !== undefined) problems.push(...modelReference(input, 'responses.compaction.model', model));
+  const threshold = compaction['threshold'];
+  const target = compaction['target'];
+  if (typeof threshold === 'number' && typeof target === 'number' && target >= threshold) {
+    problems.push({
+      path: 'responses.compaction.target',
+      message: `target ${target} is not below threshold ${threshold}: a compacted conversation would be compacted again at once`,
+      fix: 'a target below the threshold, such as 0.5 with the default threshold 0.8',
+    });
+  }
+  return problems;
+}
+
 /** responses.timezone must be a time zone this runtime knows (an IANA name such as Europe/Berlin). */
 function responsesTimezone({ doc }: CheckInput): ConfigProblem[] {
   const zone = text(node(doc['responses'])['timezone']);
@@ -244,8 +261,10 @@ function responsesTimezone({ doc }: CheckInput): ConfigProblem[] {
   }
 }
 
+/** Every cross-reference check, run in this order; each reports all it finds. */
 export const CONFIG_CHECKS: readonly ConfigCheck[] = [
   responsesTimezone,
+  compactionSettings,
   modelProviders,
   uniqueModelIds,
   modelReferences,

@@ -49,6 +49,8 @@ export interface ResponsesConfig {
   serviceContext: { include: Array<'organization' | 'user' | 'groups'>; text?: string };
   /** IANA time zone of the current date and time sent with a stateful `agent_default` turn. */
   timezone: string;
+  /** Compaction of stored conversations near their model's context window (rule 6). */
+  compaction: { model?: string; threshold: number; target: number };
 }
 
 export interface ProviderConfig {

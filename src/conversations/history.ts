@@ -81,12 +81,17 @@ function toModelItem(data: Json): Json | null {
   }
 }
 
+/** A stored item as the model is sent it, or null for what the model is not sent. */
+export function historyItem(item: Pick<ConversationItemRecord, 'type' | 'role' | 'data'>): Json | null {
+  return toModelItem({ ...item.data, type: item.type, ...(item.role !== null ? { role: item.role } : {}) });
+}
+
 /** The input items the model is sent for a conversation's stored history (summary first). */
 export function historyInput(conversation: Pick<ConversationRecord, 'summary'>, items: readonly ConversationItemRecord[]): Json[] {
   const input: Json[] = [];
   if (conversation.summary) input.push(summaryMessage(conversation.summary.text));
   for (const item of items) {
-    const sent = toModelItem({ ...item.data, type: item.type, ...(item.role !== null ? { role: item.role } : {}) });
+    const sent = historyItem(item);
     if (sent) input.push(sent);
   }
   return input;

@@ -44,7 +44,7 @@ export interface ConversationTurn {
   /** Those items (and the summary) as the model's input. */
   readonly history: Json[];
   /** The items a completed turn appends: its input (as inspected), then its output; ids unique in the conversation. */
-  itemsFor(input: readonly Json[], output: readonly Json[]): NewConversationItem[];
+  itemsFor(input: readonly Json[], output: readonly Json[]): Promise<NewConversationItem[]>;
   /** The response's record is stored: from now on the turn ends with the response's terminal write. */
   begun(): void;
   /** Frees the conversation when the turn ends before its response began (nothing appended); else nothing. Safe to call twice. */
@@ -161,7 +161,11 @@ export async function beginTurn(deps: TurnDeps, principal: Principal, request: T
     turnUntil,
     items,
     history: historyInput(current, items),
-    itemsFor: (input, output) => turnItems(input, output, responseId, items),
+    async itemsFor(input, output) {
+      // Items a summary covers were not loaded: an upstream id among them is looked up (compaction).
+      const earlier = current.summary ? await storedIds(store, conversation.id, output) : [];
+      return turnItems(input, output, responseId, [...items.map((item) => item.id), ...earlier]);
+    },
     begun() {
       open = false;
     },
@@ -169,9 +173,16 @@ export async function beginTurn(deps: TurnDeps, principal: Principal, request: T
   };
 }
 
-/** The items a turn appends: its input, then its output; ids unique in the conversation. */
-function turnItems(input: readonly Json[], output: readonly Json[], responseId: string, history: readonly ConversationItemRecord[]): NewConversationItem[] {
-  const taken = new Set(history.map((item) => item.id));
+/** The ids among the output's that items of the conversation already have. */
+async function storedIds(store: Store, conversationId: string, output: readonly Json[]): Promise<string[]> {
+  const ids = output.flatMap((item) => (typeof item['id'] === 'string' && item['id'] !== '' ? [item['id']] : []));
+  const found = await Promise.all(ids.map((id) => store.conversations.getItem(conversationId, id)));
+  return found.flatMap((item) => (item ? [item.id] : []));
+}
+
+/** The items a turn appends: its input, then its output; ids unique in the conversation (`existing`: ids in use). */
+function turnItems(input: readonly Json[], output: readonly Json[], responseId: string, existing: readonly string[]): NewConversationItem[] {
+  const taken = new Set(existing);
   return [...input.map((item) => ({ ...item, id: undefined })), ...output].map((item) => {
     const stored = storedItem(item, responseId);
     // An upstream's item ids need not be unique (ours are): a repeated one gets a fresh id.

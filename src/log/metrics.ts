@@ -19,6 +19,10 @@ export interface Metrics {
   readonly responseEventsDropped: client.Counter;
   /** In-progress responses the sweeper marked failed because the gateway writing them stopped. */
   readonly responsesLapsed: client.Counter;
+  /** Stored-conversation turns by how their context was decided: far, counted, compacted, no_window. */
+  readonly conversationContexts: client.Counter<'outcome'>;
+  /** Characters of context counted for compaction, by method (tokenizer, estimate). */
+  readonly contextCharsCounted: HotCounter<'method'>;
 }
 
 export function createMetrics(): Metrics {
@@ -79,5 +83,17 @@ export function createMetrics(): Metrics {
       help: 'In-progress responses marked failed because the gateway generating them stopped (lease lapsed)',
       registers: [registry],
     }),
+    conversationContexts: new client.Counter({
+      name: 'agw_conversation_contexts_total',
+      help: 'Stored-conversation turns by how their context was decided: far from the window (no count), counted, compacted, no contextWindow',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    contextCharsCounted: new HotCounter(
+      'agw_context_counted_chars_total',
+      'Characters of conversation context counted for compaction, by method (tokenizer, estimate)',
+      ['method'],
+      registry,
+    ),
   };
 }

@@ -13,9 +13,6 @@ const ROOT = path.resolve(__dirname, '../..');
  * accepted (configs written to the contract keep loading) and not checked here until that feature is built.
  */
 const RESERVED: Record<string, string> = {
-  // Responses rule 6: stored conversations are compacted as history nears the model's context window.
-  // The Responses operations answer 501 until they are built (test/openapi/conformance.test.ts).
-  contextWindow: 'Responses conversation compaction',
   // providers.*.responses: forward /v1/responses natively or translate it onto chat completions.
   responses: 'the Responses operations',
 };

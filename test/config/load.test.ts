@@ -192,6 +192,20 @@ describe('configuration', () => {
       assert.deepEqual(good.responses.serviceContext.include, ['organization', 'user', 'groups'], 'the default');
     });
 
+    it('checks responses.compaction: a known model, a target below the threshold; defaults 0.8 and 0.5', () => {
+      const bad = problemsOf(mergeConfig(baseConfigDocument(), { responses: { compaction: { model: 'gpt-nowhere', threshold: 0.6, target: 0.7 } } }));
+      assert.ok(
+        bad.some((p) => p.startsWith('responses.compaction.model: no model with id "gpt-nowhere"')),
+        bad.join('\n'),
+      );
+      assert.ok(
+        bad.some((p) => p.startsWith('responses.compaction.target: target 0.7 is not below threshold 0.6')),
+        bad.join('\n'),
+      );
+      const good = parseConfig(stringify(baseConfigDocument()), {}, 'test');
+      assert.deepEqual(good.responses.compaction, { threshold: 0.8, target: 0.5 });
+    });
+
     it('rejects group members and agent shares that name nobody', () => {
       const doc = baseConfigDocument();
       const orgs = doc['organizations'] as Record<string, unknown>[];

@@ -10,11 +10,11 @@
 // input and output items are appended to the conversation when it completes.
 import { callerOf } from '../../agents/access';
 import type { JsonObject } from '../../canonical/model';
-import { referencedItemIds, statefulInput } from '../../conversations/history';
+import { historyInput, referencedItemIds, statefulInput } from '../../conversations/history';
 import { beginTurn, type ConversationTurn } from '../../conversations/turn';
 import { mintId, redactResponsesRequest, responsesRequestToCanonical } from '../../formats/responses';
 import { GatewayError } from '../../http/errors';
-import { droppedParamsHeader, forwardWireCall, prepareWireCall, type WireCodec } from '../../model-call/wire-call';
+import { droppedParamsHeader, forwardWireCall, prepareWireCall, requestScope, type WireCodec } from '../../model-call/wire-call';
 import type { RequestContext } from '../../pipeline/context';
 import type { AppServices } from '../../services';
 import type { Handler, Reply } from '../types';
@@ -60,6 +60,8 @@ interface StatefulTarget {
   turn: ConversationTurn;
   /** How many leading input items are the history and service context (not the caller's new turn). */
   leading: number;
+  /** Teaches the model's token estimate the input tokens the upstream reported for this turn. */
+  calibrate(reportedInputTokens: number): void;
 }
 
 async function statefulResponse(ctx: RequestContext, services: AppServices, original: Json): Promise<Reply | undefined> {
@@ -87,16 +89,35 @@ async function statefulResponse(ctx: RequestContext, services: AppServices, orig
       }
       referenced.set(itemId, { ...item.data, type: item.type, ...(item.role !== null ? { role: item.role } : {}) });
     }
+    const newTurn = [...leadingContext, ...statefulInput(original['input'], referenced, historyIds)];
+    // Rule 6: near the model's context window the oldest turns are summarised (at most once a turn).
+    const instructions = typeof body['instructions'] === 'string' && body['instructions'] !== '' ? body['instructions'] : null;
+    const context = await services.compaction.prepare(
+      {
+        conversation: turn.conversation,
+        items: turn.items,
+        input: newTurn,
+        instructions,
+        tools: body['tools'],
+        maxOutputTokens: typeof body['max_output_tokens'] === 'number' ? body['max_output_tokens'] : null,
+        responseId: id,
+      },
+      services.modelCalls.models.resolve(principal.orgId, String(body['model'])),
+      requestScope(ctx, services, true),
+    );
+    // The compaction hint follows the composed instructions (also with `svc.system_prompt: off`).
+    if (context.hint !== null) body = { ...body, instructions: instructions === null ? context.hint : `${instructions}\n\n${context.hint}` };
+    const history = historyInput({ summary: context.summary }, context.items);
     const composed: Json = {
       ...body,
-      input: [...turn.history, ...leadingContext, ...statefulInput(original['input'], referenced, historyIds)],
+      input: [...history, ...newTurn],
       // The gateway holds the state: a native upstream is not asked to store, nor to find ours.
       store: false,
     };
     delete composed['conversation'];
     delete composed['previous_response_id'];
     const echo = { metadata: metadataOf(original), store: true, previous_response_id: turn.previousResponseId };
-    return await respond(ctx, services, composed, echo, { id, turn, leading: turn.history.length + leadingContext.length });
+    return await respond(ctx, services, composed, echo, { id, turn, leading: history.length + leadingContext.length, calibrate: context.calibrate });
   } finally {
     // A no-op once the response began (its end releases the turn); else the turn failed before it.
     await turn.release();
@@ -126,12 +147,14 @@ async function respond(ctx: RequestContext, services: AppServices, body: Json, e
       model: body['model'] as string,
       inputItems: originatingInputItems(turnInput),
       turn,
-      ending(final) {
+      async ending(final) {
         const status = final['status'];
         // A completed turn (or one cut by max_output_tokens) stays in the conversation; a failed one does not.
         if (status !== 'completed' && status !== 'incomplete') return { items: [], contextTokens: null };
         const output = Array.isArray(final['output']) ? (final['output'] as Json[]) : [];
-        return { items: turn.itemsFor(turnInput, output), contextTokens: contextTokens(final) };
+        const usage = final['usage'];
+        if (isRecord(usage) && typeof usage['input_tokens'] === 'number') stateful.calibrate(usage['input_tokens']);
+        return { items: await turn.itemsFor(turnInput, output), contextTokens: contextTokens(final) };
       },
     });
   }

@@ -19,7 +19,7 @@ export interface StoredResponseInit {
   inputItems: Record<string, unknown>[];
   turn: ConversationTurn;
   /** What the conversation keeps of the final response: its items and the context size (none when it failed). */
-  ending(final: Record<string, unknown>): { items: NewConversationItem[]; contextTokens: number | null };
+  ending(final: Record<string, unknown>): Promise<{ items: NewConversationItem[]; contextTokens: number | null }>;
 }
 
 export function storedResponse(
@@ -78,7 +78,7 @@ export function storedResponse(
       };
       let ending: { items: NewConversationItem[]; contextTokens: number | null } = { items: [], contextTokens: null };
       try {
-        ending = init.ending(final);
+        ending = await init.ending(final);
       } catch (err) {
         // The response itself is still written: its caller got it; the conversation lacks this turn.
         services.logger.error('conversation turn items not built', { responseId: id, errorName: err instanceof Error ? err.name : 'unknown' });
