@@ -11,8 +11,8 @@ type Json = Record<string, unknown>;
 const isRecord = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** The text the model is sent in place of the turns a compaction summarised. */
-export function summaryMessage(summary: string): Json {
-  return { type: 'message', role: 'developer', content: `Summary of the earlier part of this conversation:\n${summary}` };
+export function summaryMessage(summary: string, role: 'developer' | 'user' = 'developer'): Json {
+  return { type: 'message', role, content: `Summary of the earlier part of this conversation:\n${summary}` };
 }
 
 /** A content part as the stateful path carries it: images without `detail`, no files; else as given. */
@@ -89,12 +89,17 @@ export function historyItem(item: Pick<ConversationItemRecord, 'type' | 'role' |
 /** The input items the model is sent for a conversation's stored history (summary first). */
 export function historyInput(conversation: Pick<ConversationRecord, 'summary'>, items: readonly ConversationItemRecord[]): Json[] {
   const input: Json[] = [];
-  if (conversation.summary) input.push(summaryMessage(conversation.summary.text));
   for (const item of items) {
     const sent = historyItem(item);
     if (sent) input.push(sent);
   }
-  return input;
+  if (!conversation.summary) return input;
+  // A cut inside a turn leaves history that starts with the model's side (an assistant message, a
+  // call's output): providers that need a conversation to open with the user (the Anthropic family)
+  // get the summary as that opening user message.
+  const first = input[0];
+  const opensWithUser = first === undefined || (first['type'] === 'message' && first['role'] === 'user');
+  return [summaryMessage(conversation.summary.text, opensWithUser ? 'developer' : 'user'), ...input];
 }
 
 type ItemPrefix = Parameters<typeof mintId>[0];

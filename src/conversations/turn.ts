@@ -62,45 +62,59 @@ function conversationIdOf(value: unknown): string | null {
   return null;
 }
 
-/** The conversation a stateful request continues, or a new one (404s as the spec's table says). */
-async function conversationOf(
-  deps: TurnDeps,
-  principal: Principal,
-  request: TurnRequest,
-): Promise<{ conversation: ConversationRecord; previous: string | null; created: boolean }> {
-  const { store } = deps;
-  const previous = typeof request.previous_response_id === 'string' ? request.previous_response_id : null;
-  if (previous !== null) {
-    const response = await store.responses.getVisible(principal, previous, deps.now().toISOString());
-    const conversation = response?.conversationId ? await store.conversations.getVisible(principal, response.conversationId) : null;
-    if (!conversation) {
-      throw new GatewayError('previous_response_not_found', `Previous response with id '${previous}' not found.`, { param: 'previous_response_id' });
-    }
-    return { conversation, previous, created: false };
-  }
-  const wanted = conversationIdOf(request.conversation);
-  if (wanted !== null) {
-    const conversation = await store.conversations.getVisible(principal, wanted);
-    if (!conversation) throw new GatewayError('not_found', `Conversation with id '${wanted}' not found.`, { param: 'conversation' });
-    if (conversation.runId !== null) {
-      // A run's conversation is written by the run's execution; a Responses turn would interleave with it.
-      throw new GatewayError('bad_request', `Conversation '${wanted}' belongs to a run; read it with GET /v1/conversations/${wanted}/items.`, {
-        param: 'conversation',
-      });
-    }
-    return { conversation, previous: null, created: false };
-  }
-  // Written with the turn's response record (TurnRepository.commit): a first turn that fails before
-  // its response begins leaves no empty conversation behind, and nobody knows its id before then.
-  const conversation: ConversationRecord = {
+/** A new conversation for a first turn: written with the turn's response record (TurnRepository.commit). */
+function newConversation(deps: TurnDeps, principal: Principal): ConversationRecord {
+  // A first turn that fails before its response begins leaves no empty conversation behind, and
+  // nobody knows its id before then: nobody to race for its turn.
+  return {
     id: newConversationId(),
     orgId: principal.orgId,
     userId: principal.userId,
     runId: null,
     metadata: { source: 'responses' },
     createdAt: deps.now().toISOString(),
+    summary: null,
+    contextTokens: null,
   };
-  return { conversation: { ...conversation, summary: null, contextTokens: null }, previous: null, created: true };
+}
+
+/**
+ * The conversation a continuing request names, visible to the caller, with its turn claimed for the
+ * response (one store round trip): 404s and the 409 as the spec's table and the module comment say.
+ */
+async function claimedConversation(
+  deps: TurnDeps,
+  principal: Principal,
+  request: TurnRequest,
+  responseId: string,
+  now: Date,
+  until: string,
+): Promise<ConversationRecord> {
+  const previous = typeof request.previous_response_id === 'string' ? request.previous_response_id : null;
+  const wanted = previous === null ? conversationIdOf(request.conversation) : null;
+  const ref = previous !== null ? { previousResponseId: previous } : { conversationId: wanted ?? '' };
+  const opened = await deps.store.conversations.openTurn(principal, ref, responseId, now.toISOString(), until);
+  const param = previous !== null ? 'previous_response_id' : 'conversation';
+  switch (opened.kind) {
+    case 'claimed':
+      return opened.conversation;
+    case 'not_found':
+      if (previous !== null) throw new GatewayError('previous_response_not_found', `Previous response with id '${previous}' not found.`, { param });
+      throw new GatewayError('not_found', `Conversation with id '${wanted}' not found.`, { param });
+    case 'run':
+      // A run's conversation is written by the run's execution; a Responses turn would interleave with it.
+      throw new GatewayError(
+        'bad_request',
+        `Conversation '${opened.conversationId}' belongs to a run; read it with GET /v1/conversations/${opened.conversationId}/items.`,
+        { param },
+      );
+    case 'locked':
+      throw new GatewayError(
+        'conversation_locked',
+        `Another response is being generated in conversation '${opened.conversationId}'; send this turn again once it has finished.`,
+        { param },
+      );
+  }
 }
 
 async function loadItems(store: Store, conversation: ConversationRecord): Promise<ConversationItemRecord[]> {
@@ -125,28 +139,21 @@ async function loadItems(store: Store, conversation: ConversationRecord): Promis
  */
 export async function beginTurn(deps: TurnDeps, principal: Principal, request: TurnRequest, responseId: string): Promise<ConversationTurn> {
   const { store } = deps;
-  const { conversation, previous, created } = await conversationOf(deps, principal, request);
   const now = deps.now();
   const turnUntil = new Date(now.getTime() + TURN_START_MS).toISOString();
-  if (!created && !(await store.conversations.claimTurn(conversation.id, responseId, now.toISOString(), turnUntil))) {
-    throw new GatewayError(
-      'conversation_locked',
-      `Another response is being generated in conversation '${conversation.id}'; send this turn again once it has finished.`,
-      { param: previous !== null ? 'previous_response_id' : 'conversation' },
-    );
-  }
-  let open = !created;
+  const continuing = request.previous_response_id != null || request.conversation != null;
+  const current = continuing ? await claimedConversation(deps, principal, request, responseId, now, turnUntil) : newConversation(deps, principal);
+  const previous = typeof request.previous_response_id === 'string' ? request.previous_response_id : null;
+  let open = continuing;
   const release = async (): Promise<void> => {
     if (!open) return;
     open = false;
-    await store.conversations.endTurn(conversation.id, responseId, [], null);
+    await store.conversations.endTurn(current.id, responseId, [], null);
   };
-  let current = conversation;
   let items: ConversationItemRecord[] = [];
-  if (!created) {
+  if (continuing) {
     try {
-      // The conversation as it is now the turn is held: nothing can be appended to it meanwhile.
-      current = (await store.conversations.get(conversation.id)) ?? conversation;
+      // Read after the claim: nothing can be appended to the conversation meanwhile.
       items = await loadItems(store, current);
     } catch (err) {
       await release().catch(() => undefined);
@@ -157,13 +164,13 @@ export async function beginTurn(deps: TurnDeps, principal: Principal, request: T
     conversation: current,
     responseId,
     previousResponseId: previous,
-    newConversation: created ? conversation : null,
+    newConversation: continuing ? null : current,
     turnUntil,
     items,
     history: historyInput(current, items),
     async itemsFor(input, output) {
       // Items a summary covers were not loaded: an upstream id among them is looked up (compaction).
-      const earlier = current.summary ? await storedIds(store, conversation.id, output) : [];
+      const earlier = current.summary ? await storedIds(store, current.id, output) : [];
       return turnItems(input, output, responseId, [...items.map((item) => item.id), ...earlier]);
     },
     begun() {

@@ -166,6 +166,13 @@ export interface ConversationRepository {
    */
   claimTurn(conversationId: string, responseId: string, now: string, until: string): Promise<boolean>;
   /**
+   * A stateful Responses turn's opening in one round trip: the conversation named (or that of the
+   * stored, unexpired `previousResponseId` of the principal's organization), visible to the principal
+   * as getVisible says, and its turn claimed for `responseId` as claimTurn says. A run's conversation
+   * is never claimed. The conversation returned is read after the claim (its summary is current).
+   */
+  openTurn(principal: Principal, ref: TurnRef, responseId: string, now: string, until: string): Promise<OpenedTurn>;
+  /**
    * Ends the turn `responseId` holds, in one transaction: appends its items (none when the turn
    * failed) and records the context size. Applied only while `responseId` still holds the turn:
    * returns false, and appends nothing, when it does not (its turn lapsed and another took it).
@@ -174,6 +181,16 @@ export interface ConversationRepository {
   /** Compaction: appends the `compaction` item and sets the running summary, in one transaction. */
   setSummary(conversationId: string, summary: ConversationSummary, item: NewConversationItem): Promise<void>;
 }
+
+export type TurnRef = { conversationId: string } | { previousResponseId: string };
+
+export type OpenedTurn =
+  | { kind: 'not_found' }
+  /** A run's conversation (written by its run; not continued through Responses). */
+  | { kind: 'run'; conversationId: string }
+  /** Another response holds the turn. */
+  | { kind: 'locked'; conversationId: string }
+  | { kind: 'claimed'; conversation: ConversationRecord };
 
 /** A stored turn's beginning (see TurnRepository.commit). */
 export interface TurnBegin {

@@ -186,6 +186,24 @@ export function mongoConversations(c: Collections): ConversationRepository {
       );
       return taken !== null;
     },
+    async openTurn(principal, ref, responseId, now, until) {
+      // Several round trips (no multi-document statement): visibility, then the claim, then the read.
+      let conversationId: string | null = null;
+      if ('conversationId' in ref) conversationId = ref.conversationId;
+      else {
+        const response = await c.responses.findOne(
+          { _id: ref.previousResponseId, orgId: principal.orgId, stored: true, $or: [{ expiresAt: null }, { expiresAt: { $gt: date(now) } }] },
+          { projection: { conversationId: 1 } },
+        );
+        conversationId = response?.conversationId ?? null;
+      }
+      const visible = conversationId === null ? null : await this.getVisible(principal, conversationId);
+      if (!visible) return { kind: 'not_found' };
+      if (visible.runId !== null) return { kind: 'run', conversationId: visible.id };
+      if (!(await this.claimTurn(visible.id, responseId, now, until))) return { kind: 'locked', conversationId: visible.id };
+      const conversation = await this.get(visible.id);
+      return conversation ? { kind: 'claimed', conversation } : { kind: 'not_found' };
+    },
     async endTurn(conversationId, responseId, items, contextTokens) {
       // No multi-document transaction: the items are appended while the turn is still held (no other
       // response may append meanwhile), then the turn is released.

@@ -89,6 +89,65 @@ export function conversationsContract(h: StoreHandle): void {
       assert.equal((await c.get(id))?.contextTokens, 1234, 'an empty end keeps the last context size');
     });
 
+    it('openTurn: by conversation or previous response, visible to the caller, claimed in one call; run conversations, others’ and unknown ones are not claimed', async () => {
+      const org = uid('org');
+      const c = h.store.conversations;
+      const id = await conversation(org, 'owner');
+      await c.append(id, [item('one')]);
+      await c.setSummary(
+        id,
+        { text: 'earlier', through: 1, itemId: uid('cmp') },
+        { id: uid('cmp'), type: 'compaction', role: null, data: { summary: 'earlier' }, status: 'completed', idempotencyKey: null, responseId: null },
+      );
+      const owner = principal(org, 'owner');
+      const now = at(T0);
+      const until = at(T0 + 60_000);
+      const opened = await c.openTurn(owner, { conversationId: id }, 'resp_1', now, until);
+      assert.equal(opened.kind, 'claimed');
+      if (opened.kind === 'claimed')
+        assert.deepEqual(opened.conversation.summary, { text: 'earlier', through: 1, itemId: opened.conversation.summary?.itemId });
+      // Held: refused to another response, from the same or another caller who may see it.
+      assert.deepEqual(await c.openTurn(principal(org, 'boss', 'admin'), { conversationId: id }, 'resp_2', now, until), { kind: 'locked', conversationId: id });
+      // Not visible: another member, another organization, an unknown id.
+      assert.deepEqual(await c.openTurn(principal(org, 'someone'), { conversationId: id }, 'resp_3', now, until), { kind: 'not_found' });
+      assert.deepEqual(await c.openTurn(principal(uid('org'), 'owner', 'admin'), { conversationId: id }, 'resp_3', now, until), { kind: 'not_found' });
+      assert.deepEqual(await c.openTurn(owner, { conversationId: uid('missing') }, 'resp_3', now, until), { kind: 'not_found' });
+      assert.equal(await c.endTurn(id, 'resp_1', [], null), true);
+      // By previous response: stored, same organization, unexpired.
+      const responseId = uid('resp');
+      const base = {
+        orgId: org,
+        userId: 'owner',
+        status: 'completed' as const,
+        model: 'demo',
+        conversationId: id,
+        previousResponseId: null,
+        body: {},
+        inputItems: [],
+        createdAt: now,
+        updatedAt: now,
+      };
+      await h.store.responses.create({ ...base, id: responseId, stored: true, expiresAt: at(T0 + 3_600_000) });
+      const byPrevious = await c.openTurn(owner, { previousResponseId: responseId }, 'resp_4', now, until);
+      assert.equal(byPrevious.kind, 'claimed');
+      assert.equal(await c.endTurn(id, 'resp_4', [], null), true);
+      assert.deepEqual(await c.openTurn(owner, { previousResponseId: responseId }, 'resp_5', at(T0 + 3_600_001), until), { kind: 'not_found' }, 'expired');
+      assert.deepEqual(await c.openTurn(principal(uid('org'), 'owner'), { previousResponseId: responseId }, 'resp_5', now, until), { kind: 'not_found' });
+      const unstored = uid('resp');
+      await h.store.responses.create({ ...base, id: unstored, stored: false, expiresAt: null });
+      assert.deepEqual(await c.openTurn(owner, { previousResponseId: unstored }, 'resp_5', now, until), { kind: 'not_found' });
+      // A run's conversation is never claimed.
+      const agentId = uid('agent');
+      await h.store.agents.upsert(agentUpsert({ id: agentId, orgId: org, createdBy: 'owner' }));
+      const runId = uid('run');
+      const runConversation = uid('conv');
+      await h.store.runs.create(runRecord({ id: runId, agentId, orgId: org, userId: 'owner', conversationId: runConversation }), {
+        conversation: { id: runConversation, orgId: org, userId: 'owner', runId, metadata: {}, createdAt: now },
+      });
+      assert.deepEqual(await c.openTurn(owner, { conversationId: runConversation }, 'resp_6', now, until), { kind: 'run', conversationId: runConversation });
+      assert.equal(await c.claimTurn(runConversation, 'resp_7', now, until), true, 'openTurn took nothing');
+    });
+
     it('setSummary appends the compaction item and sets the running summary together', async () => {
       const id = await conversation();
       await h.store.conversations.append(id, [item('one'), item('two')]);
