@@ -89,7 +89,7 @@ async function claimedConversation(
   responseId: string,
   now: Date,
   until: string,
-): Promise<ConversationRecord> {
+): Promise<{ conversation: ConversationRecord; items?: ConversationItemRecord[] }> {
   const previous = typeof request.previous_response_id === 'string' ? request.previous_response_id : null;
   const wanted = previous === null ? conversationIdOf(request.conversation) : null;
   const ref = previous !== null ? { previousResponseId: previous } : { conversationId: wanted ?? '' };
@@ -97,7 +97,7 @@ async function claimedConversation(
   const param = previous !== null ? 'previous_response_id' : 'conversation';
   switch (opened.kind) {
     case 'claimed':
-      return opened.conversation;
+      return opened;
     case 'not_found':
       if (previous !== null) throw new GatewayError('previous_response_not_found', `Previous response with id '${previous}' not found.`, { param });
       throw new GatewayError('not_found', `Conversation with id '${wanted}' not found.`, { param });
@@ -142,7 +142,10 @@ export async function beginTurn(deps: TurnDeps, principal: Principal, request: T
   const now = deps.now();
   const turnUntil = new Date(now.getTime() + TURN_START_MS).toISOString();
   const continuing = request.previous_response_id != null || request.conversation != null;
-  const current = continuing ? await claimedConversation(deps, principal, request, responseId, now, turnUntil) : newConversation(deps, principal);
+  const opened: { conversation: ConversationRecord; items?: ConversationItemRecord[] } = continuing
+    ? await claimedConversation(deps, principal, request, responseId, now, turnUntil)
+    : { conversation: newConversation(deps, principal) };
+  const current = opened.conversation;
   const previous = typeof request.previous_response_id === 'string' ? request.previous_response_id : null;
   let open = continuing;
   const release = async (): Promise<void> => {
@@ -150,8 +153,8 @@ export async function beginTurn(deps: TurnDeps, principal: Principal, request: T
     open = false;
     await store.conversations.endTurn(current.id, responseId, [], null);
   };
-  let items: ConversationItemRecord[] = [];
-  if (continuing) {
+  let items: ConversationItemRecord[] = opened.items ?? [];
+  if (continuing && !opened.items) {
     try {
       // Read after the claim: nothing can be appended to the conversation meanwhile.
       items = await loadItems(store, current);

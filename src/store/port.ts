@@ -190,7 +190,8 @@ export type OpenedTurn =
   | { kind: 'run'; conversationId: string }
   /** Another response holds the turn. */
   | { kind: 'locked'; conversationId: string }
-  | { kind: 'claimed'; conversation: ConversationRecord };
+  /** `items`: the items after the summary, when the store could read them with the claim (else read them after). */
+  | { kind: 'claimed'; conversation: ConversationRecord; items?: ConversationItemRecord[] };
 
 /** A stored turn's beginning (see TurnRepository.commit). */
 export interface TurnBegin {

@@ -205,7 +205,9 @@ export function sqlConversations(db: SqlDatabase): ConversationRepository {
         'conversationId' in ref
           ? '$2::text'
           : `(SELECT r.conversation_id FROM responses r WHERE r.id = $2 AND r.org_id = $1 AND r.stored AND (r.expires_at IS NULL OR r.expires_at > $7::timestamptz))`;
-      const [row] = await db.query<ConversationRow & { claimed: boolean; target_id: string; target_run_id: string | null }>(
+      const [row] = await db.query<
+        ConversationRow & { claimed: boolean; target_id: string; target_run_id: string | null; next_position: number; items: ItemRow[] | null }
+      >(
         `WITH target AS (
            SELECT c.id, c.run_id FROM conversations c
            WHERE c.id = ${target} AND c.org_id = $1
@@ -221,16 +223,25 @@ export function sqlConversations(db: SqlDatabase): ConversationRepository {
            WHERE c.id = t.id AND t.run_id IS NULL
              AND (c.turn_response_id IS NULL OR c.turn_response_id = $6 OR c.turn_until < $7
                OR EXISTS (SELECT 1 FROM responses r WHERE r.id = c.turn_response_id AND r.status <> 'in_progress'))
-           RETURNING ${CONVERSATION_COLUMNS}
+           RETURNING ${CONVERSATION_COLUMNS}, c.next_position
          )
-         SELECT t.id AS target_id, t.run_id AS target_run_id, (c.id IS NOT NULL) AS claimed, ${CONVERSATION_COLUMNS}
+         SELECT t.id AS target_id, t.run_id AS target_run_id, (c.id IS NOT NULL) AS claimed, ${CONVERSATION_COLUMNS}, c.next_position,
+           CASE WHEN c.id IS NOT NULL THEN (
+             SELECT coalesce(json_agg(i ORDER BY i.position), '[]'::json) FROM conversation_items i
+             WHERE i.conversation_id = c.id AND i.position > coalesce((c.summary->>'through')::int, 0)
+           ) END AS items
          FROM target t LEFT JOIN claimed c ON c.id = t.id`,
         [org, 'conversationId' in ref ? ref.conversationId : ref.previousResponseId, ...rest, responseId, now, until],
       );
       if (!row) return { kind: 'not_found' };
       if (row.target_run_id !== null) return { kind: 'run', conversationId: row.target_id };
       if (!row.claimed) return { kind: 'locked', conversationId: row.target_id };
-      return { kind: 'claimed', conversation: toConversation(row) };
+      // The items were read in the statement's snapshot; the claim may have waited for the previous
+      // holder's end to commit after it. Complete only when they reach the conversation's last position.
+      const items = (row.items ?? []).map(toItem);
+      const last = items.length > 0 ? items[items.length - 1]!.position : (row.summary?.through ?? 0);
+      const complete = last === row.next_position - 1 || (items.length === 0 && row.next_position - 1 <= last);
+      return { kind: 'claimed', conversation: toConversation(row), ...(complete ? { items } : {}) };
     },
     async endTurn(conversationId, responseId, items, contextTokens) {
       return db.transaction(async (tx) => {

@@ -104,8 +104,12 @@ export function conversationsContract(h: StoreHandle): void {
       const until = at(T0 + 60_000);
       const opened = await c.openTurn(owner, { conversationId: id }, 'resp_1', now, until);
       assert.equal(opened.kind, 'claimed');
-      if (opened.kind === 'claimed')
-        assert.deepEqual(opened.conversation.summary, { text: 'earlier', through: 1, itemId: opened.conversation.summary?.itemId });
+      assert.ok(opened.kind === 'claimed');
+      assert.deepEqual(opened.conversation.summary, { text: 'earlier', through: 1, itemId: opened.conversation.summary?.itemId });
+      // Items read with the claim (where the store can) are those after the summary, as listItems gives them.
+      const after = await c.listItems(id, { order: 'asc', afterPosition: 1, limit: 100 });
+      assert.equal(after.length, 1, 'the compaction item');
+      if (opened.items) assert.deepEqual(opened.items, after);
       // Held: refused to another response, from the same or another caller who may see it.
       assert.deepEqual(await c.openTurn(principal(org, 'boss', 'admin'), { conversationId: id }, 'resp_2', now, until), { kind: 'locked', conversationId: id });
       // Not visible: another member, another organization, an unknown id.
