@@ -85,7 +85,8 @@ export function createResponseStreams(deps: ResponseStreamsDeps): ResponseStream
   });
   const leases = new ResponseLeases({ responses: deps.responses, owner: deps.owner, leaseMs: deps.leaseMs, now: deps.now, logger: deps.logger });
   const sweeper = createLapsedSweeper({ responses: deps.responses, live, logger: deps.logger, metrics: deps.metrics, now: deps.now });
-  const turns = new TurnWriter(deps.turns, deps.logger);
+  // A server database commits several transactions at once; the embedded one runs one at a time.
+  const turns = new TurnWriter(deps.turns, deps.logger, deps.config.store.driver === 'embedded' ? 1 : 4);
   let closing: Promise<void> | null = null;
   return {
     live,

@@ -1,9 +1,11 @@
 // Group commit of stored turns (a stored response's record at its start, its conversation items and
 // terminal write at its end). Each is awaited by its handler (the record exists before the caller's
-// first byte; the end is stored before the caller's last), but they share transactions: when no commit
-// is in flight one starts at the next turn of the event loop with everything queued by then; while one
-// is in flight, what arrives waits for it and goes in the next. An idle gateway pays one transaction
-// per write (no added delay), a loaded one a transaction per window instead of one per response.
+// first byte; the end is stored before the caller's last), but they share transactions: while fewer
+// than `maxInFlight` commits run, one starts at the next turn of the event loop with everything
+// queued by then; once that many are in flight, what arrives waits for one to end and goes in the
+// next. An idle gateway pays one transaction per write (no added delay), a loaded one a transaction
+// per window instead of one per response. A server database takes several commits at once (a few in
+// flight keep latency down at low concurrency); the embedded one runs one transaction at a time.
 //
 // A commit that fails is retried write by write, so one bad write (a row the store refuses) fails only
 // its own response, not every response of its window.
@@ -22,12 +24,14 @@ const MAX_BATCH = 256;
 export class TurnWriter {
   private begins: Pending<TurnBegin, void>[] = [];
   private ends: Pending<TurnEnd, boolean>[] = [];
-  private running: Promise<void> | null = null;
+  private running = 0;
+  private readonly inFlight = new Set<Promise<void>>();
   private scheduled = false;
 
   constructor(
     private readonly turns: TurnRepository,
     private readonly logger: Logger,
+    private readonly maxInFlight = 1,
   ) {}
 
   /** Stores the turn's beginning (its new conversation and its response record). */
@@ -48,22 +52,31 @@ export class TurnWriter {
 
   /** Resolves once everything queued so far is written (shutdown). */
   async drain(): Promise<void> {
-    while (this.running || this.scheduled || this.begins.length > 0 || this.ends.length > 0) {
-      if (!this.running && !this.scheduled) this.schedule();
-      await (this.running ?? new Promise((resolve) => setImmediate(resolve)));
+    while (this.running > 0 || this.scheduled || this.begins.length > 0 || this.ends.length > 0) {
+      if (this.running === 0 && !this.scheduled) this.schedule();
+      await (this.running > 0 ? Promise.race(this.inFlight) : new Promise((resolve) => setImmediate(resolve)));
     }
   }
 
+  private get queued(): boolean {
+    return this.begins.length > 0 || this.ends.length > 0;
+  }
+
   private schedule(): void {
-    if (this.running || this.scheduled) return;
+    if (this.running >= this.maxInFlight || this.scheduled) return;
     this.scheduled = true;
     // The next turn of the event loop: writes queued in this one join the same commit.
     setImmediate(() => {
       this.scheduled = false;
-      this.running = this.run().finally(() => {
-        this.running = null;
-        if (this.begins.length > 0 || this.ends.length > 0) this.schedule();
+      if (!this.queued) return;
+      this.running++;
+      const commit: Promise<void> = this.run().finally(() => {
+        this.running--;
+        this.inFlight.delete(commit);
+        if (this.queued) this.schedule();
       });
+      this.inFlight.add(commit);
+      if (this.queued) this.schedule();
     });
   }
 

@@ -35,13 +35,13 @@ function end(id: string): TurnEnd {
 /** A repository that records each commit and holds it until released. */
 class RecordingTurns implements TurnRepository {
   readonly commits: { begins: string[]; ends: string[] }[] = [];
-  private gate: (() => void) | null = null;
+  private gates: (() => void)[] = [];
   held = false;
   refuse = new Set<string>();
 
   async commit(begins: readonly TurnBegin[], ends: readonly TurnEnd[]): Promise<{ finished: string[] }> {
     this.commits.push({ begins: begins.map((b) => b.response.id), ends: ends.map((e) => e.responseId) });
-    if (this.held) await new Promise<void>((resolve) => (this.gate = resolve));
+    if (this.held) await new Promise<void>((resolve) => this.gates.push(resolve));
     const ids = [...begins.map((b) => b.response.id), ...ends.map((e) => e.responseId)];
     if (ids.some((id) => this.refuse.has(id))) throw new Error('refused');
     return { finished: ends.map((e) => e.responseId).filter((id) => id !== 'already-final') };
@@ -49,8 +49,7 @@ class RecordingTurns implements TurnRepository {
 
   release(): void {
     this.held = false;
-    this.gate?.();
-    this.gate = null;
+    for (const open of this.gates.splice(0)) open();
   }
 }
 
@@ -72,6 +71,23 @@ describe('TurnWriter: group commit of stored turns', () => {
       { begins: ['d'], ends: ['e', 'already-final'] },
     ]);
     assert.deepEqual(await Promise.all(second.slice(1)), [true, false], 'end() says whether the terminal write applied');
+  });
+
+  it('with maxInFlight 2 a second commit starts while the first runs; a third waits for one of them', async () => {
+    const turns = new RecordingTurns();
+    const writer = new TurnWriter(turns, silentLogger, 2);
+    turns.held = true;
+    const first = writer.begin(begin('a'));
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = writer.begin(begin('b'));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(turns.commits.length, 2, 'two in flight');
+    const third = [writer.end(end('c')), writer.end(end('d'))];
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(turns.commits.length, 2, 'the third waits');
+    turns.release();
+    await Promise.all([first, second, ...third]);
+    assert.deepEqual(turns.commits[2], { begins: [], ends: ['c', 'd'] });
   });
 
   it('an idle writer commits a lone write at once (no waiting for a window)', async () => {

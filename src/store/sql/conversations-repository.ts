@@ -7,7 +7,7 @@ import {
   type LeaseFence,
   type NewConversationItem,
 } from '../types';
-import type { SqlDatabase, SqlExecutor, SqlParam } from './database';
+import { preparedStatement, type SqlDatabase, type SqlExecutor, type SqlParam } from './database';
 import { agentPermissionsSql, iso, json, nowIso, principalParams, type Timestamp } from './rows';
 
 interface ConversationRow {
@@ -154,6 +154,44 @@ async function appendLocked(tx: SqlExecutor, conversationId: string, items: read
   return result;
 }
 
+/**
+ * openTurn's statement (ConversationRepository.openTurn): the visible conversation, its turn claimed,
+ * and its items after the summary read with the claim. `target`: $2 as the conversation id, or the
+ * conversation of the previous response $2 (same organization, stored, unexpired at $7).
+ */
+function openTurnStatement(target: string): string {
+  return preparedStatement(
+    `WITH target AS (
+           SELECT c.id, c.run_id FROM conversations c
+           WHERE c.id = ${target} AND c.org_id = $1
+             AND ($4::text = 'admin' OR c.user_id = $3::text OR EXISTS (
+               SELECT 1 FROM runs r LEFT JOIN agents a ON a.id = r.agent_id
+               WHERE r.id = c.run_id AND r.org_id = $1
+                 AND (r.user_id = $3::text OR (a.org_id = $1 AND cardinality(${AGENT_PERMISSIONS}) > 0))
+             ))
+         ),
+         claimed AS (
+           UPDATE conversations c SET turn_response_id = $6, turn_until = $8
+           FROM target t
+           WHERE c.id = t.id AND t.run_id IS NULL
+             AND (c.turn_response_id IS NULL OR c.turn_response_id = $6 OR c.turn_until < $7
+               OR EXISTS (SELECT 1 FROM responses r WHERE r.id = c.turn_response_id AND r.status <> 'in_progress'))
+           RETURNING ${CONVERSATION_COLUMNS}, c.next_position
+         )
+         SELECT t.id AS target_id, t.run_id AS target_run_id, (c.id IS NOT NULL) AS claimed, ${CONVERSATION_COLUMNS}, c.next_position,
+           CASE WHEN c.id IS NOT NULL THEN (
+             SELECT coalesce(json_agg(i ORDER BY i.position), '[]'::json) FROM conversation_items i
+             WHERE i.conversation_id = c.id AND i.position > coalesce((c.summary->>'through')::int, 0)
+           ) END AS items
+         FROM target t LEFT JOIN claimed c ON c.id = t.id`,
+  );
+}
+
+const OPEN_TURN_BY_CONVERSATION = openTurnStatement('$2::text');
+const OPEN_TURN_BY_PREVIOUS_RESPONSE = openTurnStatement(
+  '(SELECT r.conversation_id FROM responses r WHERE r.id = $2 AND r.org_id = $1 AND r.stored AND (r.expires_at IS NULL OR r.expires_at > $7::timestamptz))',
+);
+
 export function sqlConversations(db: SqlDatabase): ConversationRepository {
   return {
     async create(conversation) {
@@ -200,39 +238,16 @@ export function sqlConversations(db: SqlDatabase): ConversationRepository {
     },
     async openTurn(principal, ref, responseId, now, until) {
       const [org, ...rest] = principalParams(principal);
-      // $2: the conversation id, or the previous response's conversation (same organization, stored, unexpired).
-      const target =
-        'conversationId' in ref
-          ? '$2::text'
-          : `(SELECT r.conversation_id FROM responses r WHERE r.id = $2 AND r.org_id = $1 AND r.stored AND (r.expires_at IS NULL OR r.expires_at > $7::timestamptz))`;
       const [row] = await db.query<
         ConversationRow & { claimed: boolean; target_id: string; target_run_id: string | null; next_position: number; items: ItemRow[] | null }
-      >(
-        `WITH target AS (
-           SELECT c.id, c.run_id FROM conversations c
-           WHERE c.id = ${target} AND c.org_id = $1
-             AND ($4::text = 'admin' OR c.user_id = $3::text OR EXISTS (
-               SELECT 1 FROM runs r LEFT JOIN agents a ON a.id = r.agent_id
-               WHERE r.id = c.run_id AND r.org_id = $1
-                 AND (r.user_id = $3::text OR (a.org_id = $1 AND cardinality(${AGENT_PERMISSIONS}) > 0))
-             ))
-         ),
-         claimed AS (
-           UPDATE conversations c SET turn_response_id = $6, turn_until = $8
-           FROM target t
-           WHERE c.id = t.id AND t.run_id IS NULL
-             AND (c.turn_response_id IS NULL OR c.turn_response_id = $6 OR c.turn_until < $7
-               OR EXISTS (SELECT 1 FROM responses r WHERE r.id = c.turn_response_id AND r.status <> 'in_progress'))
-           RETURNING ${CONVERSATION_COLUMNS}, c.next_position
-         )
-         SELECT t.id AS target_id, t.run_id AS target_run_id, (c.id IS NOT NULL) AS claimed, ${CONVERSATION_COLUMNS}, c.next_position,
-           CASE WHEN c.id IS NOT NULL THEN (
-             SELECT coalesce(json_agg(i ORDER BY i.position), '[]'::json) FROM conversation_items i
-             WHERE i.conversation_id = c.id AND i.position > coalesce((c.summary->>'through')::int, 0)
-           ) END AS items
-         FROM target t LEFT JOIN claimed c ON c.id = t.id`,
-        [org, 'conversationId' in ref ? ref.conversationId : ref.previousResponseId, ...rest, responseId, now, until],
-      );
+      >('conversationId' in ref ? OPEN_TURN_BY_CONVERSATION : OPEN_TURN_BY_PREVIOUS_RESPONSE, [
+        org,
+        'conversationId' in ref ? ref.conversationId : ref.previousResponseId,
+        ...rest,
+        responseId,
+        now,
+        until,
+      ]);
       if (!row) return { kind: 'not_found' };
       if (row.target_run_id !== null) return { kind: 'run', conversationId: row.target_id };
       if (!row.claimed) return { kind: 'locked', conversationId: row.target_id };

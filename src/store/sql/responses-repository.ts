@@ -1,6 +1,6 @@
 import type { ResponseRepository } from '../port';
 import type { ResponseEventRecord, ResponseRecord, ResponseStatus } from '../types';
-import { insertFromJson, type JsonCopyColumn, type SqlExecutor, type SqlParam } from './database';
+import { insertFromJson, preparedStatement, type JsonCopyColumn, type SqlExecutor, type SqlParam } from './database';
 import { iso, isoOrNull, json, nowIso, type Timestamp } from './rows';
 
 interface ResponseRow {
@@ -77,7 +77,7 @@ const EVENT_COLUMNS: readonly JsonCopyColumn[] = [
  * plans it once. A re-sent event (same response and sequence number, a retried batch or twice in one
  * batch) is kept once, as first written.
  */
-const INSERT_EVENTS = insertFromJson('response_events', EVENT_COLUMNS, 1, 'ON CONFLICT (response_id, sequence_number) DO NOTHING');
+const INSERT_EVENTS = preparedStatement(insertFromJson('response_events', EVENT_COLUMNS, 1, 'ON CONFLICT (response_id, sequence_number) DO NOTHING'));
 
 /** Events per statement: bounds the size of one JSON parameter. */
 const EVENT_BATCH = 1000;

@@ -4,7 +4,7 @@
 // text, planned once). A write per response costs a transaction (and a WAL flush) each; under load the
 // turns of a whole window share one.
 import type { TurnRepository } from '../port';
-import { insertFromJson, type JsonCopyColumn, type SqlDatabase } from './database';
+import { insertFromJson, preparedStatement, type JsonCopyColumn, type SqlDatabase } from './database';
 import { nowIso } from './rows';
 import { jsonbText } from './responses-repository';
 
@@ -50,25 +50,25 @@ const ITEM_COLUMNS: readonly JsonCopyColumn[] = [
   { column: 'created_at', key: 'createdAt', type: 'timestamptz' },
 ];
 
-const INSERT_CONVERSATIONS = insertFromJson('conversations', CONVERSATION_COLUMNS, 1);
-const INSERT_RESPONSES = insertFromJson('responses', RESPONSE_COLUMNS, 1);
-const INSERT_ITEMS = insertFromJson('conversation_items', ITEM_COLUMNS, 1);
+const INSERT_CONVERSATIONS = preparedStatement(insertFromJson('conversations', CONVERSATION_COLUMNS, 1));
+const INSERT_RESPONSES = preparedStatement(insertFromJson('responses', RESPONSE_COLUMNS, 1));
+const INSERT_ITEMS = preparedStatement(insertFromJson('conversation_items', ITEM_COLUMNS, 1));
 
 /**
  * Releases the turns still held by their responses and reserves each one's item positions (the turn's
  * holder is the only appender of a response conversation, so the reservation is the row's update).
  */
-const END_TURNS = `UPDATE conversations c
+const END_TURNS = preparedStatement(`UPDATE conversations c
   SET next_position = c.next_position + x.n, turn_response_id = NULL, turn_until = NULL, context_tokens = COALESCE(x.tokens, c.context_tokens)
   FROM json_to_recordset($1::json) AS x(id text, response_id text, n int, tokens int)
   WHERE c.id = x.id AND c.turn_response_id = x.response_id
-  RETURNING c.id, c.next_position - x.n AS first`;
+  RETURNING c.id, c.next_position - x.n AS first`);
 
-const FINISH_RESPONSES = `UPDATE responses r
+const FINISH_RESPONSES = preparedStatement(`UPDATE responses r
   SET status = x.status, body = x.body, updated_at = $2::timestamptz, lease_owner = NULL, lease_until = NULL
   FROM json_to_recordset($1::json) AS x(id text, status text, body jsonb)
   WHERE r.id = x.id AND r.status = 'in_progress'
-  RETURNING r.id`;
+  RETURNING r.id`);
 
 export function sqlTurns(db: SqlDatabase): TurnRepository {
   return {
