@@ -1,8 +1,8 @@
 // Group commit of stored Responses turns (TurnRepository): the beginnings and ends of every response
-// that reached that point while the previous commit was in flight, in one transaction of at most five
-// statements whatever their number. Each statement's rows travel as one JSON parameter (one statement
-// text, planned once). A write per response costs a transaction (and a WAL flush) each; under load the
-// turns of a whole window share one.
+// that reached that point while the previous commit was in flight, in one statement whatever their
+// number: the rows travel as JSON parameters (one statement text, planned once). A write per response
+// would cost a transaction (round trips and a WAL flush) each; under load the turns of a whole window
+// share one.
 import type { TurnRepository } from '../port';
 import { insertFromJson, preparedStatement, type JsonCopyColumn, type SqlDatabase } from './database';
 import { nowIso } from './rows';
@@ -50,60 +50,55 @@ const ITEM_COLUMNS: readonly JsonCopyColumn[] = [
   { column: 'created_at', key: 'createdAt', type: 'timestamptz' },
 ];
 
-const INSERT_CONVERSATIONS = preparedStatement(insertFromJson('conversations', CONVERSATION_COLUMNS, 1));
-const INSERT_RESPONSES = preparedStatement(insertFromJson('responses', RESPONSE_COLUMNS, 1));
-const INSERT_ITEMS = preparedStatement(insertFromJson('conversation_items', ITEM_COLUMNS, 1));
-
 /**
- * Releases the turns still held by their responses and reserves each one's item positions (the turn's
- * holder is the only appender of a response conversation, so the reservation is the row's update).
+ * The whole commit as one statement (its data-modifying CTEs run exactly once and commit together, so
+ * one round trip and no BEGIN/COMMIT): new conversations ($1) and response records ($2); then the
+ * turns ended ($3): each conversation's turn released where its response still holds it, with its
+ * item positions reserved, the items ($4, numbered from 0 per conversation) appended at them, and the
+ * terminal writes ($5) applied to responses still in progress, whose ids the statement returns.
  */
-const END_TURNS = preparedStatement(`UPDATE conversations c
-  SET next_position = c.next_position + x.n, turn_response_id = NULL, turn_until = NULL, context_tokens = COALESCE(x.tokens, c.context_tokens)
-  FROM json_to_recordset($1::json) AS x(id text, response_id text, n int, tokens int)
-  WHERE c.id = x.id AND c.turn_response_id = x.response_id
-  RETURNING c.id, c.next_position - x.n AS first`);
-
-const FINISH_RESPONSES = preparedStatement(`UPDATE responses r
-  SET status = x.status, body = x.body, updated_at = $2::timestamptz, lease_owner = NULL, lease_until = NULL
-  FROM json_to_recordset($1::json) AS x(id text, status text, body jsonb)
-  WHERE r.id = x.id AND r.status = 'in_progress'
-  RETURNING r.id`);
+const COMMIT_TURNS = preparedStatement(`WITH
+  new_conversations AS (${insertFromJson('conversations', CONVERSATION_COLUMNS, 1)}),
+  new_responses AS (${insertFromJson('responses', RESPONSE_COLUMNS, 2)}),
+  ended AS (
+    UPDATE conversations c
+    SET next_position = c.next_position + x.n, turn_response_id = NULL, turn_until = NULL, context_tokens = COALESCE(x.tokens, c.context_tokens)
+    FROM json_to_recordset($3::json) AS x(id text, response_id text, n int, tokens int)
+    WHERE c.id = x.id AND c.turn_response_id = x.response_id
+    RETURNING c.id, c.next_position - x.n AS first
+  ),
+  appended AS (
+    INSERT INTO conversation_items (${ITEM_COLUMNS.map((c) => c.column).join(', ')})
+    SELECT i."conversationId", e.first + i."index", i."id", i."type", i."role", i."data", i."status", i."idempotencyKey", i."responseId", i."createdAt"
+    FROM json_to_recordset($4::json) AS i("conversationId" text, "index" int, "id" text, "type" text, "role" text, "data" jsonb, "status" text,
+      "idempotencyKey" text, "responseId" text, "createdAt" timestamptz)
+    JOIN ended e ON e.id = i."conversationId"
+  ),
+  finished AS (
+    UPDATE responses r
+    SET status = x.status, body = x.body, updated_at = $6::timestamptz, lease_owner = NULL, lease_until = NULL
+    FROM json_to_recordset($5::json) AS x(id text, status text, body jsonb)
+    WHERE r.id = x.id AND r.status = 'in_progress'
+    RETURNING r.id
+  )
+SELECT id FROM finished`);
 
 export function sqlTurns(db: SqlDatabase): TurnRepository {
   return {
     async commit(begins, ends) {
       if (begins.length === 0 && ends.length === 0) return { finished: [] };
-      return db.transaction(async (tx) => {
-        const conversations = begins.flatMap((b) => (b.conversation ? [{ ...b.conversation, turnResponseId: b.response.id, turnUntil: b.turnUntil }] : []));
-        if (conversations.length > 0) await tx.query(INSERT_CONVERSATIONS, [jsonbText(conversations)]);
-        if (begins.length > 0) {
-          const responses = begins.map(({ response: r }) => ({
-            ...r,
-            leaseOwner: r.lease?.owner ?? null,
-            leaseUntil: r.lease?.until ?? null,
-            lease: undefined,
-          }));
-          await tx.query(INSERT_RESPONSES, [jsonbText(responses)]);
-        }
-        if (ends.length === 0) return { finished: [] };
-        const held = await tx.query<{ id: string; first: number }>(END_TURNS, [
-          JSON.stringify(ends.map((e) => ({ id: e.conversationId, response_id: e.responseId, n: e.items.length, tokens: e.contextTokens }))),
-        ]);
-        const firstPosition = new Map(held.map((row) => [row.id, row.first]));
-        const now = nowIso();
-        const items = ends.flatMap((end) => {
-          const first = firstPosition.get(end.conversationId);
-          if (first === undefined) return [];
-          return end.items.map((item, i) => ({ ...item, conversationId: end.conversationId, position: first + i, createdAt: now }));
-        });
-        if (items.length > 0) await tx.query(INSERT_ITEMS, [jsonbText(items)]);
-        const finished = await tx.query<{ id: string }>(FINISH_RESPONSES, [
-          jsonbText(ends.map((e) => ({ id: e.responseId, status: e.outcome.status, body: e.outcome.body }))),
-          now,
-        ]);
-        return { finished: finished.map((row) => row.id) };
-      });
+      const conversations = begins.flatMap((b) => (b.conversation ? [{ ...b.conversation, turnResponseId: b.response.id, turnUntil: b.turnUntil }] : []));
+      const responses = begins.map(({ response: r }) => ({ ...r, leaseOwner: r.lease?.owner ?? null, leaseUntil: r.lease?.until ?? null, lease: undefined }));
+      const now = nowIso();
+      const rows = await db.query<{ id: string }>(COMMIT_TURNS, [
+        jsonbText(conversations),
+        jsonbText(responses),
+        JSON.stringify(ends.map((e) => ({ id: e.conversationId, response_id: e.responseId, n: e.items.length, tokens: e.contextTokens }))),
+        jsonbText(ends.flatMap((e) => e.items.map((item, index) => ({ ...item, conversationId: e.conversationId, index, createdAt: now })))),
+        jsonbText(ends.map((e) => ({ id: e.responseId, status: e.outcome.status, body: e.outcome.body }))),
+        now,
+      ]);
+      return { finished: rows.map((row) => row.id) };
     },
   };
 }
