@@ -8,18 +8,13 @@
 // token nor asks for a summary. The same holds for a model counted by the calibrated estimate. On
 // embedded/inline and postgres/bullmq.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { COMPACTION_HINT } from '../../src/conversations/compaction';
 import { startCountingUpstream, type CountedRequest, type CountingUpstream } from '../fixtures/upstreams/counting-upstream';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
-import { openTestStore, type TestStore } from '../helpers/store';
+import { BACKENDS, openBackend, type BackendEnv } from '../helpers/backends';
 import { assertResponsesFraming, jsonReply, parseSseFrames, post, typesOf } from './http-helpers';
 
 type Json = Record<string, unknown>;
-type Backend = 'embedded/inline' | 'postgres/bullmq';
-
-const REDIS_URL = process.env['REDIS_URL'] || 'redis://127.0.0.1:6379';
 
 const WINDOW = 1_500;
 const INSTRUCTIONS = 'Answer as a careful assistant.';
@@ -49,22 +44,18 @@ async function metric(gw: TestGateway, name: string, label: string): Promise<num
   return line ? Number(line.split(' ').pop()) : 0;
 }
 
-for (const backend of ['embedded/inline', 'postgres/bullmq'] as Backend[]) {
+for (const backend of BACKENDS) {
   describe(`stateful Responses: compaction near the context window (${backend})`, function () {
     this.timeout(120_000);
     let upstream: CountingUpstream;
     let gw: TestGateway;
-    let pg: TestStore | null = null;
-    const prefix = `agwcmp${randomBytes(4).toString('hex')}`;
+    let deployment: BackendEnv | null = null;
 
     before(async function () {
       this.timeout(60_000);
       upstream = await startCountingUpstream({ answer, summary: summaryText });
-      let storeConfig: Json = {};
-      if (backend === 'postgres/bullmq') {
-        pg = await openTestStore('postgres');
-        storeConfig = { store: { driver: 'postgres', url: pg.config.url }, queue: { driver: 'bullmq', redisUrl: REDIS_URL, prefix } };
-      }
+      deployment = await openBackend(backend, 'cmp');
+      const { config: storeConfig, pg } = deployment;
       gw = await startTestGateway({
         ...(pg ? { store: pg.store } : {}),
         config: {
@@ -87,13 +78,7 @@ for (const backend of ['embedded/inline', 'postgres/bullmq'] as Backend[]) {
     after(async () => {
       await gw?.close();
       await upstream?.close();
-      await pg?.cleanup();
-      if (backend === 'postgres/bullmq') {
-        const redis = new Redis(REDIS_URL);
-        const keys = await redis.keys(`${prefix}:*`);
-        if (keys.length > 0) await redis.del(...keys);
-        await redis.quit();
-      }
+      await deployment?.cleanup();
     });
 
     const create = (body: Json): Promise<Response> => post(`${gw.url}/v1/responses`, body, gw.auth('member'));

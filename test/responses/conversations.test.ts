@@ -7,19 +7,14 @@
 // stateful path; item_reference resolves against the conversation; the conversation's items list;
 // `agent_default` on a stateful turn sends service context and the current date, `off` nothing.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
 import { textEvents } from '../fixtures/upstreams/anthropic-events';
 import { responsesBody, responsesStreamEvents } from '../fixtures/upstreams/responses-wire';
 import { TEST_KEYS } from '../helpers/gateway';
-import { openTestStore, type TestStore } from '../helpers/store';
+import { BACKENDS, openBackend, type BackendEnv } from '../helpers/backends';
 import { startGatewayWithUpstream, type GatewayWithUpstream } from '../gateway/gateway-helpers';
 import { assertNestedError, assertResponsesFraming, jsonReply, parseSseFrames, post, type JsonReply } from './http-helpers';
 
-const REDIS_URL = process.env['REDIS_URL'] || 'redis://127.0.0.1:6379';
-
-type Backend = 'embedded/inline' | 'postgres/bullmq';
 type Json = Record<string, unknown>;
 
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
@@ -31,22 +26,18 @@ function textOf(item: Json): string {
   return (content as Json[]).map((p) => String(p['text'] ?? '')).join('');
 }
 
-for (const backend of ['embedded/inline', 'postgres/bullmq'] as Backend[]) {
+for (const backend of BACKENDS) {
   describe(`stateful Responses: conversations (${backend})`, function () {
     this.timeout(60_000);
     let env: GatewayWithUpstream;
     let anthropic: FakeAnthropic;
-    let pg: TestStore | null = null;
-    const prefix = `agwconv${randomBytes(4).toString('hex')}`;
+    let deployment: BackendEnv | null = null;
 
     before(async function () {
       this.timeout(120_000);
       anthropic = await startFakeAnthropic();
-      let storeConfig: Json = {};
-      if (backend === 'postgres/bullmq') {
-        pg = await openTestStore('postgres');
-        storeConfig = { store: { driver: 'postgres', url: pg.config.url }, queue: { driver: 'bullmq', redisUrl: REDIS_URL, prefix } };
-      }
+      deployment = await openBackend(backend, 'conv');
+      const { config: storeConfig, pg } = deployment;
       env = await startGatewayWithUpstream({
         providers: {
           native: { type: 'openai', baseUrl: 'UPSTREAM', apiKey: 'sk-native', responses: 'native', retries: { max: 0 } },
@@ -63,13 +54,7 @@ for (const backend of ['embedded/inline', 'postgres/bullmq'] as Backend[]) {
     after(async () => {
       await env?.close();
       await anthropic?.close();
-      await pg?.cleanup();
-      if (backend === 'postgres/bullmq') {
-        const redis = new Redis(REDIS_URL);
-        const keys = await redis.keys(`${prefix}:*`);
-        if (keys.length > 0) await redis.del(...keys);
-        await redis.quit();
-      }
+      await deployment?.cleanup();
     });
     beforeEach(() => {
       env.upstream.requests.length = 0;

@@ -8,13 +8,12 @@
 // earlier events and then the live ones; a caller that leaves does not stop a stored response.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
 import { textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
 import { responsesBody, responsesStreamEvents } from '../fixtures/upstreams/responses-wire';
 import { baseConfigDocument } from '../helpers/config';
 import { TEST_KEYS } from '../helpers/gateway';
-import { openTestStore, type TestStore } from '../helpers/store';
+import { BACKENDS, openBackend, type BackendEnv } from '../helpers/backends';
 import { waitFor } from '../helpers/wait';
 import { startGatewayWithUpstream, type GatewayWithUpstream } from '../gateway/gateway-helpers';
 import {
@@ -30,21 +29,17 @@ import {
   type SseFrame,
 } from './http-helpers';
 
-const REDIS_URL = process.env['REDIS_URL'] || 'redis://127.0.0.1:6379';
 const SECRET = 'jane.doe@example.com';
-
-type Backend = 'embedded/inline' | 'postgres/bullmq';
 
 /** The text deltas of a slow native stream: long enough for a reader to join while it streams. */
 const SLOW_PIECES = Array.from({ length: 12 }, (_, i) => `piece${i} `);
 
-for (const backend of ['embedded/inline', 'postgres/bullmq'] as Backend[]) {
+for (const backend of BACKENDS) {
   describe(`stored responses over HTTP (${backend})`, function () {
     this.timeout(60_000);
     let env: GatewayWithUpstream;
     let anthropic: FakeAnthropic;
-    let pg: TestStore | null = null;
-    const prefix = `agwstored${randomBytes(4).toString('hex')}`;
+    let deployment: BackendEnv | null = null;
 
     before(async function () {
       this.timeout(120_000);
@@ -52,14 +47,8 @@ for (const backend of ['embedded/inline', 'postgres/bullmq'] as Backend[]) {
       const organizations = (baseConfigDocument()['organizations'] as Record<string, unknown>[]).map((org) =>
         org['id'] === 'acme' ? { ...org, dlp: { enabled: true } } : { ...org, models: ['*'] },
       );
-      let storeConfig: Record<string, unknown> = {};
-      if (backend === 'postgres/bullmq') {
-        pg = await openTestStore('postgres');
-        storeConfig = {
-          store: { driver: 'postgres', url: pg.config.url },
-          queue: { driver: 'bullmq', redisUrl: REDIS_URL, prefix },
-        };
-      }
+      deployment = await openBackend(backend, 'stored');
+      const { config: storeConfig, pg } = deployment;
       env = await startGatewayWithUpstream({
         providers: {
           native: { type: 'openai', baseUrl: 'UPSTREAM', apiKey: 'sk-native', responses: 'native', retries: { max: 0 } },
@@ -78,13 +67,7 @@ for (const backend of ['embedded/inline', 'postgres/bullmq'] as Backend[]) {
     after(async () => {
       await env?.close();
       await anthropic?.close();
-      await pg?.cleanup();
-      if (backend === 'postgres/bullmq') {
-        const redis = new Redis(REDIS_URL);
-        const keys = await redis.keys(`${prefix}:*`);
-        if (keys.length > 0) await redis.del(...keys);
-        await redis.quit();
-      }
+      await deployment?.cleanup();
     });
     beforeEach(() => {
       env.upstream.requests.length = 0;
