@@ -9,7 +9,7 @@
 // it, and the caller's retry knows better what to send once it has read the first answer.
 import { GatewayError } from '../http/errors';
 import type { Store } from '../store/port';
-import type { ConversationItemRecord, ConversationRecord, NewConversationItem, Principal } from '../store/types';
+import type { ConversationItemRecord, ConversationRecord, NewConversationItem, Principal, ResponseRecord } from '../store/types';
 import { newConversationId } from '../runs/ids';
 import { historyInput, storedItem } from './history';
 
@@ -37,6 +37,11 @@ export interface ConversationTurn {
   readonly previousResponseId: string | null;
   /** The conversation this turn starts (`store: true` alone): written with the response record, its turn held by it. */
   readonly newConversation: ConversationRecord | null;
+  /**
+   * The response's record was written with the claim (a continuing turn: no write at its first byte;
+   * its input items and final object are written at its end). A first turn's is written at its start.
+   */
+  readonly recordStored: boolean;
   /** Until when the turn is held before its response exists (TURN_START_MS from its claim). */
   readonly turnUntil: string;
   /** The stored items the model is sent before the new turn (after the summary). */
@@ -47,8 +52,11 @@ export interface ConversationTurn {
   itemsFor(input: readonly Json[], output: readonly Json[]): Promise<NewConversationItem[]>;
   /** The response's record is stored: from now on the turn ends with the response's terminal write. */
   begun(): void;
-  /** Frees the conversation when the turn ends before its response began (nothing appended); else nothing. Safe to call twice. */
-  release(): Promise<void>;
+  /**
+   * Undoes the turn when it ends before its response began (nothing appended, a record written with
+   * the claim deleted, the conversation freed); true when it did. Else nothing. Safe to call twice.
+   */
+  release(): Promise<boolean>;
 }
 
 export interface TurnDeps {
@@ -86,14 +94,14 @@ async function claimedConversation(
   deps: TurnDeps,
   principal: Principal,
   request: TurnRequest,
-  responseId: string,
+  response: ResponseRecord,
   now: Date,
   until: string,
 ): Promise<{ conversation: ConversationRecord; items?: ConversationItemRecord[] }> {
   const previous = typeof request.previous_response_id === 'string' ? request.previous_response_id : null;
   const wanted = previous === null ? conversationIdOf(request.conversation) : null;
   const ref = previous !== null ? { previousResponseId: previous } : { conversationId: wanted ?? '' };
-  const opened = await deps.store.conversations.openTurn(principal, ref, responseId, now.toISOString(), until);
+  const opened = await deps.store.conversations.openTurn(principal, ref, response, now.toISOString(), until);
   const param = previous !== null ? 'previous_response_id' : 'conversation';
   switch (opened.kind) {
     case 'claimed':
@@ -137,21 +145,23 @@ async function loadItems(store: Store, conversation: ConversationRecord): Promis
  * turn claimed (409 when another response holds it), its history loaded. A new conversation has no
  * history and nobody to race: it is held from its insert on.
  */
-export async function beginTurn(deps: TurnDeps, principal: Principal, request: TurnRequest, responseId: string): Promise<ConversationTurn> {
+export async function beginTurn(deps: TurnDeps, principal: Principal, request: TurnRequest, response: ResponseRecord): Promise<ConversationTurn> {
+  const responseId = response.id;
   const { store } = deps;
   const now = deps.now();
   const turnUntil = new Date(now.getTime() + TURN_START_MS).toISOString();
   const continuing = request.previous_response_id != null || request.conversation != null;
   const opened: { conversation: ConversationRecord; items?: ConversationItemRecord[] } = continuing
-    ? await claimedConversation(deps, principal, request, responseId, now, turnUntil)
+    ? await claimedConversation(deps, principal, request, response, now, turnUntil)
     : { conversation: newConversation(deps, principal) };
   const current = opened.conversation;
   const previous = typeof request.previous_response_id === 'string' ? request.previous_response_id : null;
   let open = continuing;
-  const release = async (): Promise<void> => {
-    if (!open) return;
+  const release = async (): Promise<boolean> => {
+    if (!open) return false;
     open = false;
-    await store.conversations.endTurn(current.id, responseId, [], null);
+    await store.conversations.abandonTurn(current.id, responseId);
+    return true;
   };
   let items: ConversationItemRecord[] = opened.items ?? [];
   if (continuing && !opened.items) {
@@ -168,6 +178,7 @@ export async function beginTurn(deps: TurnDeps, principal: Principal, request: T
     responseId,
     previousResponseId: previous,
     newConversation: continuing ? null : current,
+    recordStored: continuing,
     turnUntil,
     items,
     history: historyInput(current, items),

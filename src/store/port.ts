@@ -168,10 +168,17 @@ export interface ConversationRepository {
   /**
    * A stateful Responses turn's opening in one round trip: the conversation named (or that of the
    * stored, unexpired `previousResponseId` of the principal's organization), visible to the principal
-   * as getVisible says, and its turn claimed for `responseId` as claimTurn says. A run's conversation
-   * is never claimed. The conversation returned is read after the claim (its summary is current).
+   * as getVisible says, its turn claimed for `response.id` as claimTurn says, and, when claimed, the
+   * response record inserted (ResponseRepository.create) with the conversation's id. A run's
+   * conversation is never claimed. The conversation returned is read after the claim (its summary is
+   * current).
    */
-  openTurn(principal: Principal, ref: TurnRef, responseId: string, now: string, until: string): Promise<OpenedTurn>;
+  openTurn(principal: Principal, ref: TurnRef, response: ResponseRecord, now: string, until: string): Promise<OpenedTurn>;
+  /**
+   * Undoes an openTurn whose response never began (its model call failed first): the response record
+   * it inserted goes (while still in progress) and the turn is released (while the response holds it).
+   */
+  abandonTurn(conversationId: string, responseId: string): Promise<void>;
   /**
    * Ends the turn `responseId` holds, in one transaction: appends its items (none when the turn
    * failed) and records the context size. Applied only while `responseId` still holds the turn:
@@ -210,6 +217,8 @@ export interface TurnEnd {
   conversationId: string;
   /** Appended when the response still holds the turn (none for a failed turn). */
   items: readonly NewConversationItem[];
+  /** The response's input items (GET …/input_items), written with the terminal write when given. */
+  inputItems?: Record<string, unknown>[];
   contextTokens: number | null;
 }
 
@@ -233,7 +242,7 @@ export interface ResponseRepository {
   /** Same organization and stored and not expired at `now`: anything else is absent (the same 404). */
   getVisible(principal: Principal, id: string, now: string): Promise<ResponseRecord | null>;
   /** Unconditional patch of non-terminal fields; the terminal write is finish(). */
-  update(id: string, patch: Partial<Pick<ResponseRecord, 'status' | 'body' | 'conversationId' | 'expiresAt'>>): Promise<void>;
+  update(id: string, patch: Partial<Pick<ResponseRecord, 'status' | 'body' | 'conversationId' | 'expiresAt' | 'inputItems'>>): Promise<void>;
   /**
    * The terminal write, compare-and-set: applied only while the response is still `in_progress` (and,
    * with `lapsedBefore`, only while its lease ends before that time: the sweeper's guard against a

@@ -16,7 +16,9 @@ import { mintId, redactResponsesRequest, responsesRequestToCanonical } from '../
 import { GatewayError } from '../../http/errors';
 import { droppedParamsHeader, forwardWireCall, prepareWireCall, requestScope, type WireCodec } from '../../model-call/wire-call';
 import type { RequestContext } from '../../pipeline/context';
+import { responseExpiry } from '../../responses';
 import type { AppServices } from '../../services';
+import type { Principal, ResponseRecord } from '../../store/types';
 import type { Handler, Reply } from '../types';
 import { invokeAgent, isAgentModel } from './agent-invocation';
 import { currentDateMessage, DEFAULT_CURATED_PROMPT, serviceContextText, wantsCuratedPrompt, withCuratedPrompt } from './curated-prompt';
@@ -67,7 +69,15 @@ interface StatefulTarget {
 async function statefulResponse(ctx: RequestContext, services: AppServices, original: Json): Promise<Reply | undefined> {
   const id = mintId('resp');
   const principal = callerOf(ctx);
-  const turn = await beginTurn({ store: services.store, now: () => services.clock.now() }, principal, original, id);
+  const streams = services.responseStreams;
+  const turn = await beginTurn(
+    { store: services.store, now: () => services.clock.now() },
+    principal,
+    original,
+    pendingRecord(services, principal, original, id),
+  );
+  // A continuing turn's record exists from its claim on: leased to this process from now.
+  if (turn.recordStored) streams.leases.hold(id);
   try {
     let body = withCuratedPrompt(original, curatedPrompt(services));
     const leadingContext: Json[] = [];
@@ -120,8 +130,46 @@ async function statefulResponse(ctx: RequestContext, services: AppServices, orig
     return await respond(ctx, services, composed, echo, { id, turn, leading: history.length + leadingContext.length, calibrate: context.calibrate });
   } finally {
     // A no-op once the response began (its end releases the turn); else the turn failed before it.
-    await turn.release();
+    if (await turn.release()) streams.leases.release(id);
   }
+}
+
+/**
+ * The record a continuing turn's response is stored with at its claim (before its model call: the
+ * claim and the record are one store round trip); its input items and final object are written at
+ * its end. The body is what a GET finds while the response is generated.
+ */
+function pendingRecord(services: AppServices, principal: Principal, original: Json, id: string): ResponseRecord {
+  const now = services.clock.now();
+  const createdAt = now.toISOString();
+  const previous = typeof original['previous_response_id'] === 'string' ? original['previous_response_id'] : null;
+  const model = String(original['model']);
+  return {
+    id,
+    orgId: principal.orgId,
+    userId: principal.userId,
+    status: 'in_progress',
+    model,
+    conversationId: null,
+    previousResponseId: previous,
+    stored: true,
+    body: {
+      id,
+      object: 'response',
+      created_at: Math.floor(now.getTime() / 1000),
+      status: 'in_progress',
+      model,
+      output: [],
+      metadata: metadataOf(original),
+      store: true,
+      previous_response_id: previous,
+    },
+    inputItems: [],
+    createdAt,
+    updatedAt: createdAt,
+    expiresAt: responseExpiry(createdAt, services.config.store.retentionDays),
+    lease: services.responseStreams.leases.leaseFor(),
+  };
 }
 
 /** Tokens of the context after a turn: what the model read and wrote (null when not reported). */

@@ -34,26 +34,29 @@ export function storedResponse(
     async begin(snapshot) {
       id = String(snapshot['id']);
       const now = services.clock.now().toISOString();
-      await streams.turns.begin({
-        conversation: turn.newConversation,
-        turnUntil: turn.turnUntil,
-        response: {
-          id,
-          orgId: ctx.principal?.orgId ?? 'default',
-          userId: ctx.principal?.userId ?? 'anonymous',
-          status: 'in_progress',
-          model: init.model,
-          conversationId: turn.conversation.id,
-          previousResponseId: turn.previousResponseId,
-          stored: true,
-          body: snapshot,
-          inputItems: init.inputItems,
-          createdAt: now,
-          updatedAt: now,
-          expiresAt: responseExpiry(now, services.config.store.retentionDays),
-          lease: streams.leases.leaseFor(),
-        },
-      });
+      // A continuing turn's record was written with its claim; a first turn's (with its new
+      // conversation) is written now.
+      if (!turn.recordStored)
+        await streams.turns.begin({
+          conversation: turn.newConversation,
+          turnUntil: turn.turnUntil,
+          response: {
+            id,
+            orgId: ctx.principal?.orgId ?? 'default',
+            userId: ctx.principal?.userId ?? 'anonymous',
+            status: 'in_progress',
+            model: init.model,
+            conversationId: turn.conversation.id,
+            previousResponseId: turn.previousResponseId,
+            stored: true,
+            body: snapshot,
+            inputItems: init.inputItems,
+            createdAt: now,
+            updatedAt: now,
+            expiresAt: responseExpiry(now, services.config.store.retentionDays),
+            lease: streams.leases.leaseFor(),
+          },
+        });
       turn.begun();
       streams.leases.hold(id);
       ctx.resourceIds['response_id'] = id;
@@ -83,7 +86,15 @@ export function storedResponse(
         // The response itself is still written: its caller got it; the conversation lacks this turn.
         services.logger.error('conversation turn items not built', { responseId: id, errorName: err instanceof Error ? err.name : 'unknown' });
       }
-      await streams.turns.end({ responseId: id, outcome, conversationId: turn.conversation.id, items: ending.items, contextTokens: ending.contextTokens });
+      await streams.turns.end({
+        responseId: id,
+        outcome,
+        conversationId: turn.conversation.id,
+        items: ending.items,
+        contextTokens: ending.contextTokens,
+        // A continuing turn's record was written before its input was inspected: its input items now.
+        ...(turn.recordStored ? { inputItems: init.inputItems } : {}),
+      });
     },
   };
 }

@@ -4,6 +4,7 @@ import { LeaseLostError, type ConversationItemRecord, type ConversationRecord } 
 import { date, isDuplicateKey, type Collections, type ConversationDoc, type ItemDoc } from './collections';
 import { agentGrantsAnyExpr, visibleRecordMatch } from './permissions';
 import { generationIs } from './lease-generation';
+import { mongoResponses } from './records-repositories';
 
 function toConversation(doc: ConversationDoc): ConversationRecord {
   return {
@@ -186,7 +187,8 @@ export function mongoConversations(c: Collections): ConversationRepository {
       );
       return taken !== null;
     },
-    async openTurn(principal, ref, responseId, now, until) {
+    async openTurn(principal, ref, response, now, until) {
+      const responseId = response.id;
       // Several round trips (no multi-document statement): visibility, then the claim, then the read.
       let conversationId: string | null = null;
       if ('conversationId' in ref) conversationId = ref.conversationId;
@@ -201,8 +203,13 @@ export function mongoConversations(c: Collections): ConversationRepository {
       if (!visible) return { kind: 'not_found' };
       if (visible.runId !== null) return { kind: 'run', conversationId: visible.id };
       if (!(await this.claimTurn(visible.id, responseId, now, until))) return { kind: 'locked', conversationId: visible.id };
+      await mongoResponses(c).create({ ...response, conversationId: visible.id, body: { ...response.body, conversation: { id: visible.id } } });
       const conversation = await this.get(visible.id);
       return conversation ? { kind: 'claimed', conversation } : { kind: 'not_found' };
+    },
+    async abandonTurn(conversationId, responseId) {
+      await c.responses.deleteOne({ _id: responseId, status: 'in_progress' });
+      await c.conversations.updateOne({ _id: conversationId, turnResponseId: responseId }, { $set: { turnResponseId: null, turnUntil: null } });
     },
     async endTurn(conversationId, responseId, items, contextTokens) {
       // No multi-document transaction: the items are appended while the turn is still held (no other

@@ -132,6 +132,7 @@ export function mongoResponses(c: Collections): ResponseRepository {
       if (patch.body !== undefined) set.body = patch.body;
       if (patch.conversationId !== undefined) set.conversationId = patch.conversationId;
       if (patch.expiresAt !== undefined) set.expiresAt = dateOrNull(patch.expiresAt);
+      if (patch.inputItems !== undefined) set.inputItems = patch.inputItems;
       await c.responses.updateOne({ _id: id }, { $set: set });
     },
     async finish(id, outcome, guard) {

@@ -7,7 +7,9 @@ import {
   type LeaseFence,
   type NewConversationItem,
 } from '../types';
-import { preparedStatement, type SqlDatabase, type SqlExecutor, type SqlParam } from './database';
+import { insertFromJson, preparedStatement, type SqlDatabase, type SqlExecutor, type SqlParam } from './database';
+import { jsonbText } from './responses-repository';
+import { RESPONSE_COLUMNS, responseRows } from './turns-repository';
 import { agentPermissionsSql, iso, json, nowIso, principalParams, type Timestamp } from './rows';
 
 interface ConversationRow {
@@ -178,6 +180,13 @@ function openTurnStatement(target: string): string {
                OR EXISTS (SELECT 1 FROM responses r WHERE r.id = c.turn_response_id AND r.status <> 'in_progress'))
            RETURNING ${CONVERSATION_COLUMNS}, c.next_position
          )
+         ,
+         placed AS (
+           ${insertFromJson('responses', RESPONSE_COLUMNS, 9)
+             .replace('x."conversationId"', '(SELECT id FROM claimed)')
+             .replace('x."body"', `jsonb_set(x."body", '{conversation}', jsonb_build_object('id', (SELECT id FROM claimed)))`)}
+           WHERE EXISTS (SELECT 1 FROM claimed)
+         )
          SELECT t.id AS target_id, t.run_id AS target_run_id, (c.id IS NOT NULL) AS claimed, ${CONVERSATION_COLUMNS}, c.next_position,
            CASE WHEN c.id IS NOT NULL THEN (
              SELECT coalesce(json_agg(i ORDER BY i.position), '[]'::json) FROM conversation_items i
@@ -236,7 +245,7 @@ export function sqlConversations(db: SqlDatabase): ConversationRepository {
       );
       return rows.length > 0;
     },
-    async openTurn(principal, ref, responseId, now, until) {
+    async openTurn(principal, ref, response, now, until) {
       const [org, ...rest] = principalParams(principal);
       const [row] = await db.query<
         ConversationRow & { claimed: boolean; target_id: string; target_run_id: string | null; next_position: number; items: ItemRow[] | null }
@@ -244,9 +253,10 @@ export function sqlConversations(db: SqlDatabase): ConversationRepository {
         org,
         'conversationId' in ref ? ref.conversationId : ref.previousResponseId,
         ...rest,
-        responseId,
+        response.id,
         now,
         until,
+        jsonbText(responseRows([response])),
       ]);
       if (!row) return { kind: 'not_found' };
       if (row.target_run_id !== null) return { kind: 'run', conversationId: row.target_id };
@@ -257,6 +267,13 @@ export function sqlConversations(db: SqlDatabase): ConversationRepository {
       const last = items.length > 0 ? items[items.length - 1]!.position : (row.summary?.through ?? 0);
       const complete = last === row.next_position - 1 || (items.length === 0 && row.next_position - 1 <= last);
       return { kind: 'claimed', conversation: toConversation(row), ...(complete ? { items } : {}) };
+    },
+    async abandonTurn(conversationId, responseId) {
+      await db.query(
+        `WITH gone AS (DELETE FROM responses WHERE id = $2 AND status = 'in_progress')
+         UPDATE conversations SET turn_response_id = NULL, turn_until = NULL WHERE id = $1 AND turn_response_id = $2`,
+        [conversationId, responseId],
+      );
     },
     async endTurn(conversationId, responseId, items, contextTokens) {
       return db.transaction(async (tx) => {

@@ -138,6 +138,10 @@ export function sqlResponses(db: SqlExecutor): ResponseRepository {
         params.push(patch.expiresAt);
         sets.push(`expires_at = $${params.length}::timestamptz`);
       }
+      if (patch.inputItems !== undefined) {
+        params.push(jsonbText(patch.inputItems));
+        sets.push(`input_items = $${params.length}::jsonb`);
+      }
       await db.query(`UPDATE responses SET ${sets.join(', ')} WHERE id = $1`, params);
     },
     async finish(id, outcome, guard) {

@@ -4,6 +4,7 @@
 // would cost a transaction (round trips and a WAL flush) each; under load the turns of a whole window
 // share one.
 import type { TurnRepository } from '../port';
+import type { ResponseRecord } from '../types';
 import { insertFromJson, preparedStatement, type JsonCopyColumn, type SqlDatabase } from './database';
 import { nowIso } from './rows';
 import { jsonbText } from './responses-repository';
@@ -19,7 +20,7 @@ const CONVERSATION_COLUMNS: readonly JsonCopyColumn[] = [
   { column: 'turn_until', key: 'turnUntil', type: 'timestamptz' },
 ];
 
-const RESPONSE_COLUMNS: readonly JsonCopyColumn[] = [
+export const RESPONSE_COLUMNS: readonly JsonCopyColumn[] = [
   { column: 'id', key: 'id', type: 'text' },
   { column: 'org_id', key: 'orgId', type: 'text' },
   { column: 'user_id', key: 'userId', type: 'text' },
@@ -76,26 +77,32 @@ const COMMIT_TURNS = preparedStatement(`WITH
   ),
   finished AS (
     UPDATE responses r
-    SET status = x.status, body = x.body, updated_at = $6::timestamptz, lease_owner = NULL, lease_until = NULL
-    FROM json_to_recordset($5::json) AS x(id text, status text, body jsonb)
+    SET status = x.status, body = x.body, input_items = COALESCE(x.input_items, r.input_items), updated_at = $6::timestamptz,
+      lease_owner = NULL, lease_until = NULL
+    FROM json_to_recordset($5::json) AS x(id text, status text, body jsonb, input_items jsonb)
     WHERE r.id = x.id AND r.status = 'in_progress'
     RETURNING r.id
   )
 SELECT id FROM finished`);
+
+/** Response records as RESPONSE_COLUMNS reads them from JSON (the lease as its two columns). */
+export function responseRows(records: readonly ResponseRecord[]): Record<string, unknown>[] {
+  return records.map((r) => ({ ...r, leaseOwner: r.lease?.owner ?? null, leaseUntil: r.lease?.until ?? null, lease: undefined }));
+}
 
 export function sqlTurns(db: SqlDatabase): TurnRepository {
   return {
     async commit(begins, ends) {
       if (begins.length === 0 && ends.length === 0) return { finished: [] };
       const conversations = begins.flatMap((b) => (b.conversation ? [{ ...b.conversation, turnResponseId: b.response.id, turnUntil: b.turnUntil }] : []));
-      const responses = begins.map(({ response: r }) => ({ ...r, leaseOwner: r.lease?.owner ?? null, leaseUntil: r.lease?.until ?? null, lease: undefined }));
+      const responses = responseRows(begins.map((b) => b.response));
       const now = nowIso();
       const rows = await db.query<{ id: string }>(COMMIT_TURNS, [
         jsonbText(conversations),
         jsonbText(responses),
         JSON.stringify(ends.map((e) => ({ id: e.conversationId, response_id: e.responseId, n: e.items.length, tokens: e.contextTokens }))),
         jsonbText(ends.flatMap((e) => e.items.map((item, index) => ({ ...item, conversationId: e.conversationId, index, createdAt: now })))),
-        jsonbText(ends.map((e) => ({ id: e.responseId, status: e.outcome.status, body: e.outcome.body }))),
+        jsonbText(ends.map((e) => ({ id: e.responseId, status: e.outcome.status, body: e.outcome.body, input_items: e.inputItems ?? null }))),
         now,
       ]);
       return { finished: rows.map((row) => row.id) };

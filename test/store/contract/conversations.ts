@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { NewConversationItem } from '../../../src/store/types';
+import type { NewConversationItem, ResponseRecord } from '../../../src/store/types';
 import { agentUpsert, at, principal, runRecord, T0, uid, type StoreHandle } from './fixtures';
 
 function item(text: string, idempotencyKey: string | null = null): NewConversationItem {
@@ -102,7 +102,24 @@ export function conversationsContract(h: StoreHandle): void {
       const owner = principal(org, 'owner');
       const now = at(T0);
       const until = at(T0 + 60_000);
-      const opened = await c.openTurn(owner, { conversationId: id }, 'resp_1', now, until);
+      // The response record a claim inserts (its conversation filled in by the store).
+      const pending = (key: string): ResponseRecord => ({
+        id: `${key}_${id}`,
+        orgId: org,
+        userId: 'owner',
+        status: 'in_progress',
+        model: 'demo',
+        conversationId: null,
+        previousResponseId: null,
+        stored: true,
+        body: { object: 'response', status: 'in_progress' },
+        inputItems: [],
+        createdAt: now,
+        updatedAt: now,
+        expiresAt: null,
+        lease: { owner: 'me', until },
+      });
+      const opened = await c.openTurn(owner, { conversationId: id }, pending('resp_1'), now, until);
       assert.equal(opened.kind, 'claimed');
       assert.ok(opened.kind === 'claimed');
       assert.deepEqual(opened.conversation.summary, { text: 'earlier', through: 1, itemId: opened.conversation.summary?.itemId });
@@ -110,13 +127,23 @@ export function conversationsContract(h: StoreHandle): void {
       const after = await c.listItems(id, { order: 'asc', afterPosition: 1, limit: 100 });
       assert.equal(after.length, 1, 'the compaction item');
       if (opened.items) assert.deepEqual(opened.items, after);
+      // The claim wrote the response record, in the conversation.
+      const record = await h.store.responses.get(pending('resp_1').id);
+      assert.equal(record?.status, 'in_progress');
+      assert.equal(record?.conversationId, id);
+      assert.deepEqual(record?.body['conversation'], { id });
+      assert.deepEqual(record?.lease, { owner: 'me', until });
       // Held: refused to another response, from the same or another caller who may see it.
-      assert.deepEqual(await c.openTurn(principal(org, 'boss', 'admin'), { conversationId: id }, 'resp_2', now, until), { kind: 'locked', conversationId: id });
+      assert.deepEqual(await c.openTurn(principal(org, 'boss', 'admin'), { conversationId: id }, pending('resp_2'), now, until), {
+        kind: 'locked',
+        conversationId: id,
+      });
       // Not visible: another member, another organization, an unknown id.
-      assert.deepEqual(await c.openTurn(principal(org, 'someone'), { conversationId: id }, 'resp_3', now, until), { kind: 'not_found' });
-      assert.deepEqual(await c.openTurn(principal(uid('org'), 'owner', 'admin'), { conversationId: id }, 'resp_3', now, until), { kind: 'not_found' });
-      assert.deepEqual(await c.openTurn(owner, { conversationId: uid('missing') }, 'resp_3', now, until), { kind: 'not_found' });
-      assert.equal(await c.endTurn(id, 'resp_1', [], null), true);
+      assert.deepEqual(await c.openTurn(principal(org, 'someone'), { conversationId: id }, pending('resp_3'), now, until), { kind: 'not_found' });
+      assert.deepEqual(await c.openTurn(principal(uid('org'), 'owner', 'admin'), { conversationId: id }, pending('resp_3'), now, until), { kind: 'not_found' });
+      assert.deepEqual(await c.openTurn(owner, { conversationId: uid('missing') }, pending('resp_3'), now, until), { kind: 'not_found' });
+      for (const key of ['resp_2', 'resp_3']) assert.equal(await h.store.responses.get(pending(key).id), null, 'no record without the claim');
+      assert.equal(await c.endTurn(id, pending('resp_1').id, [], null), true);
       // By previous response: stored, same organization, unexpired.
       const responseId = uid('resp');
       const base = {
@@ -132,14 +159,25 @@ export function conversationsContract(h: StoreHandle): void {
         updatedAt: now,
       };
       await h.store.responses.create({ ...base, id: responseId, stored: true, expiresAt: at(T0 + 3_600_000) });
-      const byPrevious = await c.openTurn(owner, { previousResponseId: responseId }, 'resp_4', now, until);
+      const byPrevious = await c.openTurn(owner, { previousResponseId: responseId }, pending('resp_4'), now, until);
       assert.equal(byPrevious.kind, 'claimed');
-      assert.equal(await c.endTurn(id, 'resp_4', [], null), true);
-      assert.deepEqual(await c.openTurn(owner, { previousResponseId: responseId }, 'resp_5', at(T0 + 3_600_001), until), { kind: 'not_found' }, 'expired');
-      assert.deepEqual(await c.openTurn(principal(uid('org'), 'owner'), { previousResponseId: responseId }, 'resp_5', now, until), { kind: 'not_found' });
+      assert.equal((await h.store.responses.get(pending('resp_4').id))?.conversationId, id, 'the previous response’s conversation');
+      // Abandoned before it began: the record goes and the turn is free.
+      await c.abandonTurn(id, pending('resp_4').id);
+      assert.equal(await h.store.responses.get(pending('resp_4').id), null);
+      assert.equal(await c.claimTurn(id, 'resp_after', now, until), true);
+      assert.equal(await c.endTurn(id, 'resp_after', [], null), true);
+      assert.deepEqual(
+        await c.openTurn(owner, { previousResponseId: responseId }, pending('resp_5'), at(T0 + 3_600_001), until),
+        { kind: 'not_found' },
+        'expired',
+      );
+      assert.deepEqual(await c.openTurn(principal(uid('org'), 'owner'), { previousResponseId: responseId }, pending('resp_5'), now, until), {
+        kind: 'not_found',
+      });
       const unstored = uid('resp');
       await h.store.responses.create({ ...base, id: unstored, stored: false, expiresAt: null });
-      assert.deepEqual(await c.openTurn(owner, { previousResponseId: unstored }, 'resp_5', now, until), { kind: 'not_found' });
+      assert.deepEqual(await c.openTurn(owner, { previousResponseId: unstored }, pending('resp_5'), now, until), { kind: 'not_found' });
       // A run's conversation is never claimed.
       const agentId = uid('agent');
       await h.store.agents.upsert(agentUpsert({ id: agentId, orgId: org, createdBy: 'owner' }));
@@ -148,7 +186,10 @@ export function conversationsContract(h: StoreHandle): void {
       await h.store.runs.create(runRecord({ id: runId, agentId, orgId: org, userId: 'owner', conversationId: runConversation }), {
         conversation: { id: runConversation, orgId: org, userId: 'owner', runId, metadata: {}, createdAt: now },
       });
-      assert.deepEqual(await c.openTurn(owner, { conversationId: runConversation }, 'resp_6', now, until), { kind: 'run', conversationId: runConversation });
+      assert.deepEqual(await c.openTurn(owner, { conversationId: runConversation }, pending('resp_6'), now, until), {
+        kind: 'run',
+        conversationId: runConversation,
+      });
       assert.equal(await c.claimTurn(runConversation, 'resp_7', now, until), true, 'openTurn took nothing');
     });
 
