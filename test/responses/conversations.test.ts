@@ -7,13 +7,13 @@
 // stateful path; item_reference resolves against the conversation; the conversation's items list;
 // `agent_default` on a stateful turn sends service context and the current date, `off` nothing.
 import assert from 'node:assert/strict';
-import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
+import { startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
 import { textEvents } from '../fixtures/upstreams/anthropic-events';
 import { responsesBody, responsesStreamEvents } from '../fixtures/upstreams/responses-wire';
 import { TEST_KEYS } from '../helpers/gateway';
 import { BACKENDS, openBackend, type BackendEnv } from '../helpers/backends';
 import { startGatewayWithUpstream, type GatewayWithUpstream } from '../gateway/gateway-helpers';
-import { assertNestedError, assertResponsesFraming, jsonReply, parseSseFrames, post, type JsonReply } from './http-helpers';
+import { assertNestedError, assertResponsesFraming, jsonReply, parseSseFrames, post, type JsonReply, nativeAndClaude } from './http-helpers';
 
 type Json = Record<string, unknown>;
 
@@ -39,14 +39,7 @@ for (const backend of BACKENDS) {
       deployment = await openBackend(backend, 'conv');
       const { config: storeConfig, pg } = deployment;
       env = await startGatewayWithUpstream({
-        providers: {
-          native: { type: 'openai', baseUrl: 'UPSTREAM', apiKey: 'sk-native', responses: 'native', retries: { max: 0 } },
-          claude: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, retries: { max: 0 } },
-        },
-        models: [
-          { id: 'resp-native', provider: 'native' },
-          { id: 'resp-claude', provider: 'claude', upstream: 'claude-sonnet-4-20250514' },
-        ],
+        ...nativeAndClaude(anthropic.baseUrl),
         config: { ...storeConfig, responses: { timezone: 'Europe/Berlin', serviceContext: { text: 'Support tier: gold' } } },
         ...(pg ? { store: pg.store } : {}),
       });

@@ -5,11 +5,11 @@
 // nothing sent; an organization without a dlp block sends its file parts unmodified.
 import assert from 'node:assert/strict';
 import { textEvents, textMessage } from '../fixtures/upstreams/anthropic-events';
-import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
+import { startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
 import { baseConfigDocument } from '../helpers/config';
 import { TEST_KEYS } from '../helpers/gateway';
 import { startGatewayWithUpstream, type GatewayWithUpstream } from '../gateway/gateway-helpers';
-import { assertNestedError, assertResponsesFraming, jsonReply, parseSseFrames, post } from './http-helpers';
+import { assertNestedError, assertResponsesFraming, jsonReply, parseSseFrames, post, nativeAndClaude } from './http-helpers';
 
 const SECRETS = ['jane.doe@example.com', '4111 1111 1111 1111', 'PRJ-123456'];
 const SENSITIVE = 'mail jane.doe@example.com, card 4111 1111 1111 1111, project PRJ-123456';
@@ -57,14 +57,7 @@ describe('POST /v1/responses under a DLP policy (spec rule 8)', function () {
       org['id'] === 'acme' ? { ...org, dlp: { enabled: true, custom: [{ name: 'project', pattern: 'PRJ-[0-9]{6}' }] } } : { ...org, models: ['*'] },
     );
     env = await startGatewayWithUpstream({
-      providers: {
-        native: { type: 'openai', baseUrl: 'UPSTREAM', apiKey: 'sk-native', responses: 'native', retries: { max: 0 } },
-        claude: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, retries: { max: 0 } },
-      },
-      models: [
-        { id: 'resp-native', provider: 'native' },
-        { id: 'resp-claude', provider: 'claude', upstream: 'claude-sonnet-4-20250514' },
-      ],
+      ...nativeAndClaude(anthropic.baseUrl),
       plugins: { dlp: { enabled: true } },
       organizations,
     });

@@ -4,6 +4,7 @@
 // Responses stream must pass (spec "Events": `id:` equals `sequence_number`, numbered from the first
 // without gaps, `event:` equals the payload's type, one terminal event, last).
 import assert from 'node:assert/strict';
+import { FAKE_ANTHROPIC_KEY } from '../fixtures/upstreams/anthropic-upstream';
 import { waitFor } from '../helpers/wait';
 
 export interface SseFrame {
@@ -195,4 +196,22 @@ export function post(url: string, body: unknown, headers: Record<string, string>
     body: typeof body === 'string' ? body : JSON.stringify(body),
     ...(signal ? { signal } : {}),
   });
+}
+
+/**
+ * The two Responses providers most tests run against: `resp-native` on the fake OpenAI upstream
+ * (`UPSTREAM`, replaced by startGatewayWithUpstream) speaking Responses natively, and `resp-claude` on
+ * a fake Anthropic upstream (translated). No retries: a test's scripted failure is seen once.
+ */
+export function nativeAndClaude(anthropicBaseUrl: string): { providers: Record<string, Record<string, unknown>>; models: Record<string, unknown>[] } {
+  return {
+    providers: {
+      native: { type: 'openai', baseUrl: 'UPSTREAM', apiKey: 'sk-native', responses: 'native', retries: { max: 0 } },
+      claude: { type: 'anthropic', baseUrl: anthropicBaseUrl, apiKey: FAKE_ANTHROPIC_KEY, retries: { max: 0 } },
+    },
+    models: [
+      { id: 'resp-native', provider: 'native' },
+      { id: 'resp-claude', provider: 'claude', upstream: 'claude-sonnet-4-20250514' },
+    ],
+  };
 }

@@ -8,7 +8,7 @@
 // earlier events and then the live ones; a caller that leaves does not stop a stored response.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
+import { startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
 import { textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
 import { responsesBody, responsesStreamEvents } from '../fixtures/upstreams/responses-wire';
 import { baseConfigDocument } from '../helpers/config';
@@ -27,6 +27,7 @@ import {
   typesOf,
   type JsonReply,
   type SseFrame,
+  nativeAndClaude,
 } from './http-helpers';
 
 const SECRET = 'jane.doe@example.com';
@@ -50,14 +51,7 @@ for (const backend of BACKENDS) {
       deployment = await openBackend(backend, 'stored');
       const { config: storeConfig, pg } = deployment;
       env = await startGatewayWithUpstream({
-        providers: {
-          native: { type: 'openai', baseUrl: 'UPSTREAM', apiKey: 'sk-native', responses: 'native', retries: { max: 0 } },
-          claude: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, retries: { max: 0 } },
-        },
-        models: [
-          { id: 'resp-native', provider: 'native' },
-          { id: 'resp-claude', provider: 'claude', upstream: 'claude-sonnet-4-20250514' },
-        ],
+        ...nativeAndClaude(anthropic.baseUrl),
         plugins: { dlp: { enabled: true } },
         organizations,
         config: storeConfig,

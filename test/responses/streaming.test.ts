@@ -6,10 +6,10 @@
 // with a terminal event.
 import assert from 'node:assert/strict';
 import { textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
-import { FAKE_ANTHROPIC_KEY, startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
+import { startFakeAnthropic, type FakeAnthropic } from '../fixtures/upstreams/anthropic-upstream';
 import { responsesStreamEvents } from '../fixtures/upstreams/responses-wire';
 import { startGatewayWithUpstream, type GatewayWithUpstream } from '../gateway/gateway-helpers';
-import { assertResponsesFraming, assertStreamErrorEvent, parseSseFrames, post, typesOf, type SseFrame } from './http-helpers';
+import { assertResponsesFraming, assertStreamErrorEvent, parseSseFrames, post, typesOf, type SseFrame, nativeAndClaude } from './http-helpers';
 
 /** The spec's order of a message item then a function call item. */
 const TEXT_THEN_CALL = [
@@ -51,14 +51,7 @@ describe('POST /v1/responses streaming: framing, order, failures after the first
     this.timeout(120_000);
     anthropic = await startFakeAnthropic();
     env = await startGatewayWithUpstream({
-      providers: {
-        native: { type: 'openai', baseUrl: 'UPSTREAM', apiKey: 'sk-native', responses: 'native', retries: { max: 0 } },
-        claude: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: FAKE_ANTHROPIC_KEY, retries: { max: 0 } },
-      },
-      models: [
-        { id: 'resp-native', provider: 'native' },
-        { id: 'resp-claude', provider: 'claude', upstream: 'claude-sonnet-4-20250514' },
-      ],
+      ...nativeAndClaude(anthropic.baseUrl),
     });
   });
   after(async () => {
