@@ -132,12 +132,13 @@ function startRetention(services: AppServices, closers: Closer[]): void {
   };
   const prune = async (): Promise<void> => {
     let runs = 0;
+    let conversations = 0;
     if (days > 0) {
       const before = new Date(services.clock.now().getTime() - days * 86_400_000).toISOString();
-      ({ runs } = await services.store.prune(before));
+      ({ runs, conversations } = await services.store.prune(before));
     }
     const responses = await pruneResponses();
-    if (runs + responses > 0) services.logger.info('retention pruned old records', { runs, responses });
+    if (runs + conversations + responses > 0) services.logger.info('retention pruned old records', { runs, conversations, responses });
   };
   closers.push(every(services, 'retention pruning', 3_600_000, prune));
 }

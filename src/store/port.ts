@@ -333,8 +333,9 @@ export interface Store {
   ping(): Promise<void>;
   /**
    * Deletes finished runs (with their verdicts and conversation) and audit/usage records older than
-   * `before`. Responses carry their own expiry: responses.prune.
+   * `before`, and the Responses conversations idle since before it (created before it, no item since,
+   * no turn in progress) with their items. Responses carry their own expiry: responses.prune.
    */
-  prune(before: string): Promise<{ runs: number }>;
+  prune(before: string): Promise<{ runs: number; conversations: number }>;
   close(): Promise<void>;
 }

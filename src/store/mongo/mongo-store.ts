@@ -77,6 +77,26 @@ async function pruneRuns(c: Collections, before: Date): Promise<number> {
   }
 }
 
+/** Responses conversations past retention: nothing added since `before`, no turn in progress. */
+async function pruneIdleConversations(c: Collections, before: Date): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const candidates = await c.conversations
+      .find({ runId: null, createdAt: { $lt: before }, $or: [{ turnResponseId: null }, { turnResponseId: { $exists: false } }] }, { projection: { _id: 1 } })
+      .limit(PRUNE_BATCH)
+      .toArray();
+    if (candidates.length === 0) return total;
+    const recent = new Set(
+      (await c.items.distinct('conversationId', { conversationId: { $in: candidates.map((d) => d._id) }, createdAt: { $gte: before } })) as string[],
+    );
+    const idle = candidates.map((d) => d._id).filter((id) => !recent.has(id));
+    if (idle.length === 0) return total;
+    await c.items.deleteMany({ conversationId: { $in: idle } });
+    total += (await c.conversations.deleteMany({ _id: { $in: idle } })).deletedCount;
+    if (candidates.length < PRUNE_BATCH) return total;
+  }
+}
+
 export interface MongoStoreOptions {
   url: string;
   /** How long to look for a reachable server before an operation fails. */
@@ -125,7 +145,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
       const runs = await pruneRuns(c, cutoff);
       await c.audit.deleteMany({ at: { $lt: cutoff } });
       await c.usage.deleteMany({ at: { $lt: cutoff } });
-      return { runs };
+      return { runs, conversations: await pruneIdleConversations(c, cutoff) };
     },
     close() {
       closed ??= client.close();

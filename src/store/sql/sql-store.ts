@@ -57,7 +57,19 @@ export function createSqlStore(db: SqlDatabase): Store {
         await tx.query(`SELECT brin_summarize_new_values('audit_records_at'), brin_summarize_new_values('usage_records_at')`);
         await tx.query('DELETE FROM audit_records WHERE at < $1::timestamptz', [before]);
         await tx.query('DELETE FROM usage_records WHERE at < $1::timestamptz', [before]);
-        return { runs: runs?.n ?? 0 };
+        // Responses conversations past retention: nothing added since the cutoff, no turn in progress.
+        const [conversations] = await tx.query<{ n: number }>(
+          `WITH gone AS (
+             DELETE FROM conversations c
+             WHERE c.run_id IS NULL AND c.turn_response_id IS NULL AND c.created_at < $1::timestamptz
+               AND NOT EXISTS (SELECT 1 FROM conversation_items i WHERE i.conversation_id = c.id AND i.created_at >= $1::timestamptz)
+             RETURNING c.id
+           ),
+           items AS (DELETE FROM conversation_items WHERE conversation_id IN (SELECT id FROM gone))
+           SELECT count(*)::int AS n FROM gone`,
+          [before],
+        );
+        return { runs: runs?.n ?? 0, conversations: conversations?.n ?? 0 };
       });
     },
     close() {

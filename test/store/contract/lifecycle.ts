@@ -65,7 +65,28 @@ export function lifecycleContract(driver: TestStoreDriver): void {
           { at: at(T0 + 20_000), orgId: org, userId: null, keyId: null, model: 'new', promptTokens: 1, completionTokens: 1, requestId: 'b' },
         ]);
 
-        assert.deepEqual(await s.prune(cutoff), { runs: 1 });
+        // Responses conversations: one idle since before the cutoff goes with its items; one with a
+        // recent item, one whose turn is in progress and a new one stay.
+        const idle = uid('conv');
+        const active = uid('conv');
+        const busy = uid('conv');
+        const fresh = uid('conv');
+        for (const [id, ms] of [
+          [idle, T0],
+          [active, T0],
+          [busy, T0],
+          [fresh, T0 + 20_000],
+        ] as const) {
+          await s.conversations.create({ id, orgId: org, userId: 'u', runId: null, metadata: {}, createdAt: at(ms) });
+        }
+        const message = { id: 'm1', type: 'message', role: 'user', data: {}, status: 'completed', idempotencyKey: null, responseId: null };
+        await s.conversations.append(active, [message]); // appended now: after the cutoff
+        assert.equal(await s.conversations.claimTurn(busy, 'resp_busy', at(T0), at(T0 + 60_000)), true);
+
+        assert.deepEqual(await s.prune(cutoff), { runs: 1, conversations: 1 });
+        assert.equal(await s.conversations.get(idle), null);
+        for (const id of [active, busy, fresh]) assert.ok(await s.conversations.get(id), id);
+        assert.equal((await s.conversations.listItems(active, { order: 'asc', limit: 10 })).length, 1);
 
         assert.equal(await s.runs.get(oldRun.id), null);
         assert.ok(await s.runs.get(oldActive.id), 'in-progress runs are left to their worker');
@@ -88,7 +109,7 @@ export function lifecycleContract(driver: TestStoreDriver): void {
           (await s.usage.totals(org, null)).map((u) => u.model),
           ['new'],
         );
-        assert.deepEqual(await s.prune(cutoff), { runs: 0 });
+        assert.deepEqual(await s.prune(cutoff), { runs: 0, conversations: 0 });
       } finally {
         await t.cleanup();
       }
