@@ -37,6 +37,10 @@ export function droppedFields(provider: Provider, request: ModelRequest, fieldNa
     if (request.options[key] !== undefined && !provider.honours.has(key)) dropped.push(fieldNames[key] ?? key);
   }
   if (request.extra && provider.extrasOf !== request.extra.format) dropped.push(...Object.keys(request.extra.fields));
+  if (!provider.strictTools) {
+    const strict = (request.tools ?? []).flatMap((tool, i) => (tool.kind === 'function' && tool.strict === true ? [i] : []));
+    if (strict.length > 0) dropped.push(...strict.map((i) => `tools[${i}].strict`));
+  }
   return dropped;
 }
 

@@ -57,6 +57,8 @@ export interface Provider {
   readonly honours: ReadonlySet<OptionName>;
   /** The wire format whose unmodelled fields (ModelRequest.extra) this provider's upstream accepts. */
   readonly extrasOf?: WireFormat;
+  /** Whether the upstream enforces `strict` on function tools (else it is not sent, and reported dropped). */
+  readonly strictTools?: boolean;
   /**
    * One model call through the canonical model (every non-pass-through path): canonical request →
    * upstream wire → upstream reply → canonical reply. `upstreamModel` is the provider's name for the

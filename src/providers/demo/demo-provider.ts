@@ -38,6 +38,7 @@ const words = (text: string): string[] => text.match(/\S+\s*|\s+/g) ?? [];
 export class DemoProvider implements Provider {
   readonly type = 'demo' as const;
   readonly honours: ReadonlySet<OptionName> = new Set(Object.keys(EVERY_OPTION) as OptionName[]);
+  readonly strictTools = true;
 
   constructor(
     readonly name: string,

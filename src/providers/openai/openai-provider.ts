@@ -53,6 +53,7 @@ export class OpenAiProvider implements Provider {
   readonly type = 'openai' as const;
   readonly forwards: readonly WireOperation[];
   readonly honours = CHAT_OPTIONS;
+  readonly strictTools = true;
   readonly extrasOf = 'chat' as const;
   private readonly baseUrl: string;
   private readonly transport: UpstreamTransport;

@@ -261,11 +261,21 @@ for (const deployment of DEPLOYMENTS) {
 
       it('is absent when Anthropic honours every field sent', async () => {
         env.anthropic.script({ kind: 'json', body: textMessage('Fine.') });
+        const lenient = TOOLS.map((tool) => ({ ...tool, strict: false }));
         const { response } = await client.responses
-          .create({ model: CLAUDE, input: 'hi', temperature: 0.3, top_p: 0.9, max_output_tokens: 64, tools: TOOLS, tool_choice: 'required' })
+          .create({ model: CLAUDE, input: 'hi', temperature: 0.3, top_p: 0.9, max_output_tokens: 64, tools: lenient, tool_choice: 'required' })
           .withResponse();
         assert.equal(droppedParams(response), null);
         assert.equal(sentToAnthropic()['max_tokens'], 64);
+      });
+
+      it('names a function tool’s strict: true, which Anthropic does not enforce (the tool is sent without it)', async () => {
+        env.anthropic.script({ kind: 'json', body: textMessage('Fine.') });
+        const { response } = await client.responses.create({ model: CLAUDE, input: 'hi', tools: TOOLS }).withResponse();
+        assert.deepEqual(droppedParams(response), ['tools[0].strict']);
+        const tools = sentToAnthropic()['tools'] as Record<string, unknown>[];
+        assert.equal(tools.length, 2);
+        for (const tool of tools) assert.equal('strict' in tool, false);
       });
 
       it('is absent on a native Responses upstream, which gets every field as sent', async () => {
