@@ -162,8 +162,16 @@ describe('POST /v1/chat/completions (gateway, OpenAI-format upstream)', function
     const cuts = [3, 50, 51, 120, 200, 201, text.length - 5];
     const chunks = cuts.map((cut, i) => text.slice(i === 0 ? 0 : cuts[i - 1], cut)).concat(text.slice(cuts.at(-1)));
     env.upstream.script({ kind: 'sse', chunks, gapMs: 5 });
-    const before = await env.gw.store.usage.totals('acme', null);
-    const priorPrompt = before.find((t) => t.model === 'alias')?.promptTokens ?? 0;
+    // Earlier tests' usage is written in batches after their replies: wait until it has all landed
+    // (two reads a batch interval apart agree), so that only this stream's usage is counted below.
+    const aliasPrompt = async (): Promise<number> => (await env.gw.store.usage.totals('acme', null)).find((t) => t.model === 'alias')?.promptTokens ?? 0;
+    let priorPrompt = await aliasPrompt();
+    for (let settled = false; !settled;) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const now = await aliasPrompt();
+      settled = now === priorPrompt;
+      priorPrompt = now;
+    }
     const stream = await client.chat.completions.create({
       model: 'alias',
       messages: [{ role: 'user', content: 'hi' }],
