@@ -1,5 +1,6 @@
 // buildApp() wires config, store, pipeline and handlers into an Express app. It never listens:
 // main.ts does, and tests and the benchmark use the app directly.
+import { OutputItemCache } from './responses/output-item-cache';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import type { Logger } from 'winston';
@@ -130,6 +131,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     runs,
     runEngine,
     responseStreams,
+    outputItems: new OutputItemCache(),
     readiness: {},
   };
   if (redis) services.readiness['redis'] = async () => void (await redis.get().ping());

@@ -9,6 +9,7 @@ import type { ModelRouter } from './providers/types';
 import type { ModelCalls } from './model-call/model-calls';
 import type { ConversationCompaction } from './conversations/compaction';
 import type { RedisProvider } from './queue/redis';
+import type { OutputItemCache } from './responses/output-item-cache';
 import type { ResponseStreams } from './responses/index';
 import type { RunEngine } from './runs/engine';
 import type { RunService } from './runs/port';
@@ -33,6 +34,8 @@ export interface AppServices {
   readonly runEngine: RunEngine;
   /** Streaming responses: live event bus, batched event log, leases, lapsed-lease sweeper. */
   readonly responseStreams: ResponseStreams;
+  /** Output items of recent stateless translated responses, for item_reference (output-item-cache.ts). */
+  readonly outputItems: OutputItemCache;
   /** Extra readiness checks by name (e.g. queue), each resolving when its dependency is reachable. */
   readonly readiness: Record<string, () => Promise<void>>;
 }

@@ -49,9 +49,33 @@ export const createResponse: Handler = async (ctx, services) => {
   if (isAgentModel(original['model'])) return invokeAgent(ctx, services, original);
   checkResponseRequest(original);
   if (isStateful(original)) return statefulResponse(ctx, services, original);
-  const body = withCuratedPrompt(original, curatedPrompt(services));
+  const body = withCachedReferences(ctx, services, withCuratedPrompt(original, curatedPrompt(services)));
   return respond(ctx, services, body, { metadata: metadataOf(body) }, null);
 };
+
+/**
+ * A stateless request to a provider the gateway translates for: each `item_reference` to an output
+ * item of a recent stateless response of the organization is replaced by that item
+ * (src/responses/output-item-cache.ts); any other is left for the format to refuse. A native upstream
+ * gets its references as sent (they name its own items). Costs nothing without references.
+ */
+function withCachedReferences(ctx: RequestContext, services: AppServices, body: Json): Json {
+  const references = referencedItemIds(body['input']);
+  if (references.length === 0) return body;
+  const orgId = ctx.principal?.orgId ?? 'default';
+  const { provider } = services.modelCalls.models.resolve(orgId, String(body['model']));
+  if (provider.forward && provider.forwards?.includes('responses')) return body;
+  const input = [...(body['input'] as unknown[])];
+  let changed = false;
+  for (const { id, index } of references) {
+    const item = services.outputItems.resolve(orgId, id);
+    if (item) {
+      input[index] = item;
+      changed = true;
+    }
+  }
+  return changed ? { ...body, input } : body;
+}
 
 const curatedPrompt = (services: AppServices): string => services.config.responses.systemPrompt ?? DEFAULT_CURATED_PROMPT;
 const metadataOf = (body: Json): Json => (isRecord(body['metadata']) ? body['metadata'] : {});
@@ -221,6 +245,8 @@ async function respond(ctx: RequestContext, services: AppServices, body: Json, e
     headers: droppedParamsHeader(call.plan.dropped),
     sink,
     id,
-    ...(stateful ? { conversationId: stateful.turn.conversation.id } : {}),
+    ...(stateful
+      ? { conversationId: stateful.turn.conversation.id }
+      : { onFinal: (final: JsonObject) => services.outputItems.remember(ctx.principal?.orgId ?? 'default', final['output']) }),
   });
 }

@@ -23,6 +23,8 @@ export interface TranslatedOptions {
   id: string;
   /** A stored turn's conversation (echoed as `conversation: {id}`). */
   conversationId?: string;
+  /** Given the final response object of a successful response (the output item cache). */
+  onFinal?: (final: JsonObject) => void;
 }
 
 const frame = (event: ResponsesEvent): string => `event: ${event.type}\nid: ${event.sequence_number}\ndata: ${JSON.stringify(event)}\n\n`;
@@ -33,12 +35,14 @@ export async function translatedResponse(
   call: Extract<WireCall, { kind: 'canonical' }>,
   options: TranslatedOptions,
 ): Promise<Reply | undefined> {
-  const { body, stream, headers, sink, id, conversationId } = options;
+  const { body, stream, headers, sink, id, conversationId, onFinal } = options;
   const model = body['model'] as string;
   const context = { request: body, id, model, ...(conversationId !== undefined ? { conversationId } : {}) };
   if (!stream && !sink) {
     const response = await services.modelCalls.generate(call.scope, call.request, call.plan);
-    return { status: 200, ...(headers ? { headers } : {}), body: canonicalToResponseObject(response, context) };
+    const object = canonicalToResponseObject(response, context);
+    onFinal?.(object as unknown as JsonObject);
+    return { status: 200, ...(headers ? { headers } : {}), body: object };
   }
 
   const iterator = services.modelCalls.stream(call.scope, call.request, call.plan)[Symbol.asyncIterator]();
@@ -87,6 +91,7 @@ export async function translatedResponse(
     await iterator.return?.(undefined).catch(() => undefined);
   }
   const final = events.response();
+  if (!failure) onFinal?.(final as unknown as JsonObject);
   const clientLeft = sse !== null && (ctx.abort.aborted || !sse.open);
   if (failure) call.meter.fail(failure);
   else call.meter.finish(clientLeft ? 'aborted' : 'ok');

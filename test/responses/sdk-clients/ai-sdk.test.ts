@@ -33,13 +33,20 @@ for (const deployment of DEPLOYMENTS) {
     let openai: OpenAiProvider;
     /** Every call of the weather tool the SDK ran. */
     let toolCalls: Weather[];
+    /** The Responses request bodies the SDK sent the gateway. */
+    let sentByTheSdk: Record<string, unknown>[];
 
     before(async function () {
       this.timeout(180_000);
       env = await startClientEnvironment(deployment);
       ai = await import('ai');
       const { createOpenAI } = await import('@ai-sdk/openai');
-      openai = createOpenAI({ baseURL: env.baseURL, apiKey: API_KEY });
+      // The SDK's own fetch, recording the bodies it sends (the requests go to the gateway as they are).
+      const recording: typeof fetch = async (input, init) => {
+        if (typeof init?.body === 'string') sentByTheSdk.push(JSON.parse(init.body) as Record<string, unknown>);
+        return fetch(input, init);
+      };
+      openai = createOpenAI({ baseURL: env.baseURL, apiKey: API_KEY, fetch: recording });
     });
     after(async () => {
       await env?.close();
@@ -48,6 +55,7 @@ for (const deployment of DEPLOYMENTS) {
       env.openai.requests.length = 0;
       env.anthropic.requests.length = 0;
       toolCalls = [];
+      sentByTheSdk = [];
     });
 
     const tools = () => ({
@@ -177,31 +185,73 @@ for (const deployment of DEPLOYMENTS) {
         ]);
       });
 
-      it("Anthropic, the SDK's default history (item_reference to its earlier text; nothing was stored): a 400 naming item_reference, never a silent drop", async () => {
-        // The AI SDK assumes OpenAI's default `store: true` and refers to earlier output items by id; the
-        // gateway stores nothing unless asked, and Anthropic needs the content. Clients set
-        // providerOptions.openai.store: false (as the test above) to send the whole history.
-        env.anthropic.script({
-          kind: 'json',
-          body: textMessage('Let me check.', {
+      it("Anthropic, the SDK's default history (item_reference to its earlier text, nothing stored): resolved from the gateway's recent output items", async () => {
+        // The AI SDK assumes OpenAI's default `store: true` and refers to its earlier output items by
+        // id; the gateway keeps a stateless response's output items briefly for exactly this.
+        env.anthropic.script(
+          {
+            kind: 'json',
+            body: textMessage('Let me check.', {
+              content: [
+                { type: 'text', text: 'Let me check.' },
+                { type: 'tool_use', id: 'toolu_01Ref', name: 'get_weather', input: { location: 'Brest' } },
+              ],
+              stop_reason: 'tool_use',
+            }),
+          },
+          { kind: 'json', body: textMessage('Sunny in Brest.') },
+        );
+        const result = await ai.generateText({ model: openai(MODEL_OF.anthropic), prompt: 'Weather in Brest?', tools: tools(), stopWhen: ai.stepCountIs(3) });
+        assert.equal(result.text, 'Sunny in Brest.');
+        assert.deepEqual(toolCalls, [{ location: 'Brest' }]);
+        const references = JSON.stringify(sentByTheSdk[1]?.['input']).match(/item_reference/g) ?? [];
+        assert.ok(references.length > 0, 'the SDK sent item_reference');
+        assert.deepEqual(env.anthropic.requests[1]?.body['messages'], [
+          { role: 'user', content: 'Weather in Brest?' },
+          {
+            role: 'assistant',
             content: [
               { type: 'text', text: 'Let me check.' },
               { type: 'tool_use', id: 'toolu_01Ref', name: 'get_weather', input: { location: 'Brest' } },
             ],
-            stop_reason: 'tool_use',
+          },
+          {
+            role: 'user',
+            content: [{ type: 'tool_result', tool_use_id: 'toolu_01Ref', content: JSON.stringify({ location: 'Brest', sky: 'sunny', celsius: 21 }) }],
+          },
+        ]);
+      });
+
+      it('an item_reference the gateway does not hold is a 400 naming it, nothing sent', async () => {
+        const res = await fetch(`${env.baseURL}/responses`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
+          body: JSON.stringify({
+            model: MODEL_OF.anthropic,
+            input: [
+              { role: 'user', content: 'hi' },
+              { type: 'item_reference', id: 'msg_not_held' },
+            ],
           }),
         });
-        await assert.rejects(
-          ai.generateText({ model: openai(MODEL_OF.anthropic), prompt: 'Weather in Brest?', tools: tools(), stopWhen: ai.stepCountIs(3) }),
-          (err: unknown) => {
-            assert.ok(ai.APICallError.isInstance(err), String(err));
-            assert.equal(err.statusCode, 400);
-            assert.match(err.message, /item_reference/);
-            return true;
-          },
-        );
-        assert.deepEqual(toolCalls, [{ location: 'Brest' }], 'the first step ran the tool');
-        assert.equal(env.anthropic.requests.length, 1, 'the second step was refused before Anthropic');
+        assert.equal(res.status, 400);
+        assert.match(await res.text(), /item_reference/);
+        assert.equal(env.anthropic.requests.length, 0);
+      });
+
+      it("Anthropic, streamText with the SDK's default history: the streamed text is referenced by id and resolved", async () => {
+        env.anthropic.script({ kind: 'sse', events: textThenToolEvents() }, { kind: 'sse', events: anthropicTextEvents(['Sunny.']) });
+        const result = ai.streamText({ model: openai(MODEL_OF.anthropic), prompt: 'Weather in San Francisco?', tools: tools(), stopWhen: ai.stepCountIs(3) });
+        const parts: string[] = [];
+        for await (const part of result.fullStream) parts.push(part.type);
+        assert.ok(!parts.includes('error') && !parts.includes('tool-error'), parts.join(' '));
+        assert.equal(await result.text, 'Sunny.');
+        assert.match(JSON.stringify(sentByTheSdk[1]?.['input']), /item_reference/, 'the SDK referred to its earlier output');
+        const assistant = (env.anthropic.requests[1]?.body['messages'] as Record<string, unknown>[])[1];
+        assert.deepEqual(assistant?.['content'], [
+          { type: 'text', text: 'Okay, let me check.' },
+          { type: 'tool_use', id: 'toolu_01Weather', name: 'get_weather', input: { location: 'San Francisco, CA' } },
+        ]);
       });
 
       it('Anthropic, streamText: text then a streamed tool call, the tool run, the streamed answer (store: false, the SDK sends the whole history)', async () => {
