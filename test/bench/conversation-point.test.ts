@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { ConversationLoadOptions, ConversationLoadResult } from '../../bench/conversation-load';
-import { BENCH_KEY, gatewayConfigDocument } from '../../bench/gateway-config';
-import { startTestGateway, type TestGateway } from '../helpers/gateway';
+import { BENCH_KEY } from '../../bench/gateway-config';
+import type { TestGateway } from '../helpers/gateway';
+import { startBenchGateway } from './bench-gateway';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -65,11 +66,7 @@ describe('bench: the stored-conversation point', function () {
       let gateway: TestGateway;
       before(async function () {
         this.timeout(180_000);
-        const doc = gatewayConfigDocument('/unused', { plain: port, tls: null }, driver, null);
-        gateway = await startTestGateway({
-          driver,
-          config: { providers: doc['providers'], models: doc['models'], organizations: doc['organizations'], plugins: doc['plugins'] },
-        });
+        gateway = await startBenchGateway(driver, port);
       });
       after(async () => {
         await gateway?.close();

@@ -9,11 +9,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import OpenAI from 'openai';
 import { readStoredEventLog } from '../../bench/event-log-check';
-import { BENCH_KEY, gatewayConfigDocument } from '../../bench/gateway-config';
+import { BENCH_KEY } from '../../bench/gateway-config';
 import type { LoadOptions } from '../../bench/loadgen';
 import { RESPONSES_DONE, responsesRequest } from '../../bench/requests';
 import { responsesStreamEventCount } from '../../bench/responses-wire';
-import { startTestGateway, type TestGateway } from '../helpers/gateway';
+import type { TestGateway } from '../helpers/gateway';
+import { startBenchGateway } from './bench-gateway';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CHUNKS = 5;
@@ -139,11 +140,7 @@ describe('bench: the Responses points', function () {
     describe(`through the gateway as the bench configures it (${driver} store)`, () => {
       let gateway: TestGateway;
       before(async () => {
-        const doc = gatewayConfigDocument('/unused', { plain: port, tls: null }, driver, null);
-        gateway = await startTestGateway({
-          driver,
-          config: { providers: doc['providers'], models: doc['models'], organizations: doc['organizations'], plugins: doc['plugins'] },
-        });
+        gateway = await startBenchGateway(driver, port);
       });
       after(async () => {
         await gateway?.close();
