@@ -105,19 +105,6 @@ export class EventLogResponses {
     return [...ranges.values()];
   }
 
-  /** Events of the response taken out of the queue to be stored by someone else (handOver). */
-  handedOver(responseId: string, count: number): void {
-    const state = this.states.get(responseId);
-    if (!state) return;
-    state.appended -= count;
-    if (state.durable >= state.appended && state.waiters.length === 0) this.states.delete(responseId);
-  }
-
-  /** Handed-over events given back (their write failed): accepted again. */
-  takenBack(responseId: string, count: number): void {
-    for (let i = 0; i < count; i++) this.accept(responseId);
-  }
-
   /** Counts a write of the response's own refused while the store was up; returns the count so far. */
   refused(responseId: string): number {
     const state = this.states.get(responseId);

@@ -18,7 +18,6 @@
 import type { Logger } from 'winston';
 import type { Metrics } from '../log/metrics';
 import type { ResponseRepository } from '../store/port';
-import type { ResponseEventRecord } from '../store/types';
 import { EventLogResponses } from './event-log-responses';
 import { EventQueue, eventRecords, type QueuedEvent } from './event-queue';
 import type { LiveEvents } from './live-events';
@@ -64,8 +63,6 @@ export class ResponseEventLog {
   private readonly book = new EventLogResponses();
   /** The write loop while it runs. */
   private running: Promise<void> | null = null;
-  /** The batch write in flight, while one is. */
-  private writing: Promise<boolean> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private immediate: NodeJS.Immediate | null = null;
   private backoffUntil = 0;
@@ -115,50 +112,6 @@ export class ResponseEventLog {
     if (!waiting) return Promise.resolve();
     this.writeSoon(true);
     return waiting;
-  }
-
-  /**
-   * Hands the response's unwritten events to a caller that stores them in a write of its own (a
-   * stored turn's end writes its last events with its final object, one write instead of two): waits
-   * for a batch in flight that holds events of the response (so what is handed over follows what is
-   * stored), then takes the response's queued events out of the queue. The caller reports the outcome
-   * with `stored` (live readers are told) or `failed` (the events go back to the queue, written as
-   * usual). Rejects with EventLogLostError when the response's log was dropped.
-   */
-  async handOver(responseId: string): Promise<{ records: ResponseEventRecord[]; stored(): void; failed(): void }> {
-    while (this.writing && this.queue.inFlightHas(responseId)) await this.writing.catch(() => false);
-    // A dropped log stays dropped (flush() says the same).
-    if (this.book.isLost(responseId)) await this.flush(responseId);
-    const taken = this.queue.takeResponse(responseId);
-    this.book.handedOver(responseId, taken.length);
-    return {
-      records: eventRecords(taken),
-      stored: () => {
-        try {
-          if (taken.length > 0) this.options.live.stored(this.rangesOf(taken));
-        } catch (err) {
-          this.options.logger.warn('live events: stored notice failed', { component: 'response-events', errorName: errorName(err) });
-        }
-      },
-      failed: () => {
-        if (taken.length === 0 || this.book.isLost(responseId)) return;
-        this.queue.requeue(taken);
-        this.book.takenBack(responseId, taken.length);
-        this.writeSoon(true);
-      },
-    };
-  }
-
-  private rangesOf(entries: readonly QueuedEvent[]): { responseId: string; from: number; to: number }[] {
-    const ranges = new Map<string, { responseId: string; from: number; to: number }>();
-    for (const { responseId, event } of entries) {
-      const range = ranges.get(responseId);
-      if (range) {
-        range.from = Math.min(range.from, event.sequenceNumber);
-        range.to = Math.max(range.to, event.sequenceNumber);
-      } else ranges.set(responseId, { responseId, from: event.sequenceNumber, to: event.sequenceNumber });
-    }
-    return [...ranges.values()];
   }
 
   /** Stops the timers and writes what is queued (a few attempts); what stays unwritten is reported lost. */
@@ -224,11 +177,7 @@ export class ResponseEventLog {
         Date.now() >= this.backoffUntil &&
         (due > 0 || this.pending >= this.options.batchSize || this.book.waiting > 0 || this.closed)
       ) {
-        this.writing = this.writeBatch();
-        const written = await this.writing.finally(() => {
-          this.writing = null;
-        });
-        if (!written) break;
+        if (!(await this.writeBatch())) break;
         due -= this.options.batchSize; // a batch takes up to batchSize entries from the head
       }
     } catch (err) {

@@ -53,31 +53,15 @@ export class EventQueue {
 
   /** Removes the response's events behind the write in flight; returns how many. */
   removeResponse(responseId: string): number {
-    return this.takeResponse(responseId).length;
-  }
-
-  /** Removes the response's events behind the write in flight and returns them, in order. */
-  takeResponse(responseId: string): QueuedEvent[] {
     const from = this.head + this.inFlight;
-    const taken: QueuedEvent[] = [];
+    let removed = 0;
     const kept = this.entries.slice(from).filter((e) => {
       if (e.responseId !== responseId) return true;
-      taken.push(e);
+      removed++;
       return false;
     });
-    if (taken.length > 0) this.entries.splice(from, this.entries.length - from, ...kept);
-    return taken;
-  }
-
-  /** Whether the write in flight holds events of the response. */
-  inFlightHas(responseId: string): boolean {
-    for (let i = this.head; i < this.head + this.inFlight; i++) if (this.entries[i]?.responseId === responseId) return true;
-    return false;
-  }
-
-  /** Puts events back at the end of the queue (a hand-over whose write failed). */
-  requeue(entries: readonly QueuedEvent[]): void {
-    this.entries.push(...entries);
+    if (removed > 0) this.entries.splice(from, this.entries.length - from, ...kept);
+    return removed;
   }
 
   /** The responses with events queued. */

@@ -220,8 +220,6 @@ export interface TurnEnd {
   items: readonly NewConversationItem[];
   /** The response's input items (GET …/input_items), written with the terminal write when given. */
   inputItems?: Record<string, unknown>[];
-  /** The response's last events, written with it (appendEvents semantics: idempotent), before the terminal write applies. */
-  events?: readonly ResponseEventRecord[];
   contextTokens: number | null;
 }
 

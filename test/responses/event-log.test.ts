@@ -65,57 +65,6 @@ describe('response event log (postgres store)', function () {
 
   const stored = async (id: string): Promise<number[]> => (await t.store.responses.listEvents(id, -1)).map((e) => e.sequenceNumber);
 
-  it('handOver: the response’s queued events are taken out for a write of the caller’s own, after a batch in flight holding earlier ones; stored() tells live readers, failed() gives them back', async () => {
-    let release: (() => void) | null = null;
-    const writes: number[][] = [];
-    const held: Pick<ResponseRepository, 'appendEvents'> = {
-      async appendEvents(events) {
-        writes.push(events.map((e) => e.sequenceNumber));
-        if (writes.length === 1) await new Promise<void>((resolve) => (release = resolve));
-        return t.store.responses.appendEvents(events);
-      },
-    };
-    // The stored notices the log gives the live mechanism (pub/sub and NOTIFY pass them on to readers elsewhere).
-    const storedNotices: number[] = [];
-    const spy: LiveEvents = { ...live, stored: (ranges) => ranges.forEach((r) => storedNotices.push(r.to)) };
-    const log = eventLog({ responses: held, live: spy, flushIntervalMs: 10_000, batchSize: 3 });
-    const id = responseId();
-    const other = responseId();
-    for (let n = 0; n < 3; n++) log.append(id, textEvent(n)); // a full batch: written at once, held in flight
-    await waitUntil('the first batch in flight', () => writes.length === 1);
-    for (let n = 3; n < 6; n++) log.append(id, textEvent(n));
-    log.append(other, textEvent(0));
-    let handedAt = 0;
-    const handing = log.handOver(id).then((h) => ((handedAt = Date.now()), h));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.equal(handedAt, 0, 'waits for the batch in flight that holds earlier events of the response');
-    release!();
-    const handed = await handing;
-    assert.deepEqual(
-      handed.records.map((r) => r.sequenceNumber),
-      [3, 4, 5],
-      'the rest, in order, taken out of the queue',
-    );
-    assert.equal(log.pending, 1, 'the other response’s event stays queued');
-    await t.store.responses.appendEvents(handed.records);
-    handed.stored();
-    assert.equal(storedNotices.at(-1), 5, 'live readers are told they are stored');
-    await log.flush(id); // nothing of it left to wait for
-    assert.deepEqual(await stored(id), [0, 1, 2, 3, 4, 5]);
-
-    // A hand-over whose write failed: the events go back to the log, which writes them.
-    const again = responseId();
-    for (let n = 0; n < 2; n++) log.append(again, textEvent(n));
-    const failing = await log.handOver(again);
-    assert.deepEqual(
-      failing.records.map((r) => r.sequenceNumber),
-      [0, 1],
-    );
-    failing.failed();
-    await log.flush(again);
-    assert.deepEqual(await stored(again), [0, 1]);
-  });
-
   it('append returns at once with the event already delivered live; the store gets it in a batch, flush waits for it', async () => {
     const { repo, writes } = countingWrites(t.store.responses);
     const log = eventLog({ responses: repo, flushIntervalMs: 200 });

@@ -2,10 +2,9 @@
 // Its record was written at the turn's start (status in_progress, leased to this process so a crash
 // leaves it failed, not in progress for ever; see src/conversations/turn.ts) and is awaited before the
 // caller's first byte. Each event goes to the batched event log as the caller gets it (published live
-// at once, stored off the hot path). At its end the events the log has not written yet are handed
-// over and written with the turn's items and the final object and input items, in one statement of
-// the turn writer's group commit (src/responses/turn-writer.ts), after any batch in flight that holds
-// earlier ones: the final object is never stored before the events.
+// at once, stored off the hot path), and at its end, once the log is durable, the turn's items are
+// appended to the conversation and the final object and input items written, through the turn
+// writer's group commit (src/responses/turn-writer.ts): concurrent responses share statements.
 import type { ConversationTurn } from '../../conversations/turn';
 import type { RequestContext } from '../../pipeline/context';
 import type { AppServices } from '../../services';
@@ -44,16 +43,13 @@ export function storedResponse(
     },
     async end(final) {
       if (id === null) return;
-      const responseId = id;
-      // The response's unwritten events are written with its final object (one write, not two).
-      let handed: Awaited<ReturnType<typeof streams.log.handOver>> | null = null;
       try {
-        handed = await streams.log.handOver(responseId);
+        await streams.log.flush(id);
       } catch (err) {
         // The log is incomplete; the final object is still written (a plain GET stays right).
-        services.logger.warn('response event log not fully stored', { responseId, errorName: err instanceof Error ? err.name : 'unknown' });
+        services.logger.warn('response event log not fully stored', { responseId: id, errorName: err instanceof Error ? err.name : 'unknown' });
       } finally {
-        streams.leases.release(responseId);
+        streams.leases.release(id);
       }
       const status = String(final['status']);
       const outcome: ResponseOutcome = {
@@ -67,24 +63,15 @@ export function storedResponse(
         // The response itself is still written: its caller got it; the conversation lacks this turn.
         services.logger.error('conversation turn items not built', { responseId: id, errorName: err instanceof Error ? err.name : 'unknown' });
       }
-      try {
-        await streams.turns.end({
-          responseId,
-          outcome,
-          conversationId: turn.conversation.id,
-          items: ending.items,
-          contextTokens: ending.contextTokens,
-          // The record was written before the input was inspected: its input items now.
-          inputItems: init.inputItems,
-          ...(handed && handed.records.length > 0 ? { events: handed.records } : {}),
-        });
-      } catch (err) {
-        // Not stored: the events go back to the log (written as usual); the lapsed-lease sweeper
-        // ends the response.
-        handed?.failed();
-        throw err;
-      }
-      handed?.stored();
+      await streams.turns.end({
+        responseId: id,
+        outcome,
+        conversationId: turn.conversation.id,
+        items: ending.items,
+        contextTokens: ending.contextTokens,
+        // The record was written before the input was inspected: its input items now.
+        inputItems: init.inputItems,
+      });
     },
   };
 }

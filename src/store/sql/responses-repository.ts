@@ -64,7 +64,7 @@ export function jsonbText(value: unknown): string {
   return text.replace(/(\\+)u0000/g, (match: string, slashes: string) => (slashes.length % 2 === 1 ? `${slashes}ufffd` : match));
 }
 
-export const EVENT_COLUMNS: readonly JsonCopyColumn[] = [
+const EVENT_COLUMNS: readonly JsonCopyColumn[] = [
   { column: 'response_id', key: 'responseId', type: 'text' },
   { column: 'sequence_number', key: 'sequenceNumber', type: 'int' },
   { column: 'event', key: 'event', type: 'text' },

@@ -7,7 +7,7 @@ import type { TurnRepository } from '../port';
 import type { ResponseRecord } from '../types';
 import { insertFromJson, preparedStatement, type JsonCopyColumn, type SqlDatabase } from './database';
 import { nowIso } from './rows';
-import { EVENT_COLUMNS, jsonbText } from './responses-repository';
+import { jsonbText } from './responses-repository';
 
 const CONVERSATION_COLUMNS: readonly JsonCopyColumn[] = [
   { column: 'id', key: 'id', type: 'text' },
@@ -75,7 +75,6 @@ const COMMIT_TURNS = preparedStatement(`WITH
       "idempotencyKey" text, "responseId" text, "createdAt" timestamptz)
     JOIN ended e ON e.id = i."conversationId"
   ),
-  new_events AS (${insertFromJson('response_events', EVENT_COLUMNS, 7, 'ON CONFLICT (response_id, sequence_number) DO NOTHING')}),
   finished AS (
     UPDATE responses r
     SET status = x.status, body = x.body, input_items = COALESCE(x.input_items, r.input_items), updated_at = $6::timestamptz,
@@ -105,7 +104,6 @@ export function sqlTurns(db: SqlDatabase): TurnRepository {
         jsonbText(ends.flatMap((e) => e.items.map((item, index) => ({ ...item, conversationId: e.conversationId, index, createdAt: now })))),
         jsonbText(ends.map((e) => ({ id: e.responseId, status: e.outcome.status, body: e.outcome.body, input_items: e.inputItems ?? null }))),
         now,
-        jsonbText(ends.flatMap((e) => e.events ?? [])),
       ]);
       return { finished: rows.map((row) => row.id) };
     },
