@@ -8,7 +8,7 @@
 // would hold an HTTP request open for as long as another model call lasts, with nothing to show for
 // it, and the caller's retry knows better what to send once it has read the first answer.
 import { GatewayError } from '../http/errors';
-import type { Store, TurnBegin } from '../store/port';
+import type { Store } from '../store/port';
 import type { ConversationItemRecord, ConversationRecord, NewConversationItem, Principal, ResponseRecord } from '../store/types';
 import { newConversationId } from '../runs/ids';
 import { historyInput, storedItem } from './history';
@@ -35,13 +35,15 @@ export interface ConversationTurn {
   readonly responseId: string;
   /** The response this turn continues from (echoed in the response object), or null. */
   readonly previousResponseId: string | null;
+  /** The conversation this turn starts (`store: true` alone): written with the response record, its turn held by it. */
+  readonly newConversation: ConversationRecord | null;
   /**
-   * Settles once the response's record is written: with the claim for a continuing turn (already
-   * settled), in the background from the turn's start for a first turn (with its new conversation,
-   * through `TurnDeps.begin`), while the model call starts. Awaited before the caller's first byte.
-   * The record's input items and final object are written at the turn's end.
+   * The response's record was written with the claim (a continuing turn: no write at its first byte;
+   * its input items and final object are written at its end). A first turn's is written at its start.
    */
-  readonly recordWritten: Promise<void>;
+  readonly recordStored: boolean;
+  /** Until when the turn is held before its response exists (TURN_START_MS from its claim). */
+  readonly turnUntil: string;
   /** The stored items the model is sent before the new turn (after the summary). */
   readonly items: readonly ConversationItemRecord[];
   /** Those items (and the summary) as the model's input. */
@@ -60,8 +62,6 @@ export interface ConversationTurn {
 export interface TurnDeps {
   store: Store;
   now(): Date;
-  /** Writes a first turn's beginning: its new conversation (turn held) and its response record (group commit). */
-  begin(op: TurnBegin): Promise<void>;
 }
 
 function conversationIdOf(value: unknown): string | null {
@@ -72,8 +72,8 @@ function conversationIdOf(value: unknown): string | null {
 
 /** A new conversation for a first turn: written with the turn's response record (TurnRepository.commit). */
 function newConversation(deps: TurnDeps, principal: Principal): ConversationRecord {
-  // Nobody knows its id before the response names it: nobody to race for its turn. A first turn that
-  // fails before its response begins deletes it again (release()).
+  // A first turn that fails before its response begins leaves no empty conversation behind, and
+  // nobody knows its id before then: nobody to race for its turn.
   return {
     id: newConversationId(),
     orgId: principal.orgId,
@@ -156,25 +156,11 @@ export async function beginTurn(deps: TurnDeps, principal: Principal, request: T
     : { conversation: newConversation(deps, principal) };
   const current = opened.conversation;
   const previous = typeof request.previous_response_id === 'string' ? request.previous_response_id : null;
-  const recordWritten = continuing
-    ? Promise.resolve()
-    : deps.begin({
-        conversation: current,
-        turnUntil,
-        response: { ...response, conversationId: current.id, body: { ...response.body, conversation: { id: current.id } } },
-      });
-  // Observed at once (a refused write is the caller's error at its first byte, or release()'s).
-  recordWritten.catch(() => undefined);
-  let open = true;
+  let open = continuing;
   const release = async (): Promise<boolean> => {
     if (!open) return false;
     open = false;
-    try {
-      await recordWritten;
-    } catch {
-      return false; // nothing was written
-    }
-    await store.conversations.abandonTurn(current.id, responseId, !continuing);
+    await store.conversations.abandonTurn(current.id, responseId);
     return true;
   };
   let items: ConversationItemRecord[] = opened.items ?? [];
@@ -191,7 +177,9 @@ export async function beginTurn(deps: TurnDeps, principal: Principal, request: T
     conversation: current,
     responseId,
     previousResponseId: previous,
-    recordWritten,
+    newConversation: continuing ? null : current,
+    recordStored: continuing,
+    turnUntil,
     items,
     history: historyInput(current, items),
     async itemsFor(input, output) {

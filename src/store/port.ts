@@ -175,11 +175,10 @@ export interface ConversationRepository {
    */
   openTurn(principal: Principal, ref: TurnRef, response: ResponseRecord, now: string, until: string): Promise<OpenedTurn>;
   /**
-   * Undoes a turn whose response never began (its model call failed first): the response record
-   * goes (while still in progress) and the turn is released (while the response holds it); with
-   * `created`, the conversation the turn started goes too (while it holds no item).
+   * Undoes an openTurn whose response never began (its model call failed first): the response record
+   * it inserted goes (while still in progress) and the turn is released (while the response holds it).
    */
-  abandonTurn(conversationId: string, responseId: string, created?: boolean): Promise<void>;
+  abandonTurn(conversationId: string, responseId: string): Promise<void>;
   /**
    * Ends the turn `responseId` holds, in one transaction: appends its items (none when the turn
    * failed) and records the context size. Applied only while `responseId` still holds the turn:

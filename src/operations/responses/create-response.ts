@@ -95,16 +95,13 @@ async function statefulResponse(ctx: RequestContext, services: AppServices, orig
   const principal = callerOf(ctx);
   const streams = services.responseStreams;
   const turn = await beginTurn(
-    { store: services.store, now: () => services.clock.now(), begin: (op) => streams.turns.begin(op) },
+    { store: services.store, now: () => services.clock.now() },
     principal,
     original,
     pendingRecord(services, principal, original, id),
   );
-  // Leased to this process from the moment its record exists (renewed while the model call runs).
-  turn.recordWritten.then(
-    () => streams.leases.hold(id),
-    () => undefined,
-  );
+  // A continuing turn's record exists from its claim on: leased to this process from now.
+  if (turn.recordStored) streams.leases.hold(id);
   try {
     let body = withCuratedPrompt(original, curatedPrompt(services));
     const leadingContext: Json[] = [];
@@ -162,10 +159,9 @@ async function statefulResponse(ctx: RequestContext, services: AppServices, orig
 }
 
 /**
- * The record a turn's response is stored with at its start (a continuing turn's with its claim, one
- * store round trip; a first turn's with its new conversation, written while the model call starts);
- * its input items and final object are written at its end. The body is what a GET finds while the
- * response is generated.
+ * The record a continuing turn's response is stored with at its claim (before its model call: the
+ * claim and the record are one store round trip); its input items and final object are written at
+ * its end. The body is what a GET finds while the response is generated.
  */
 function pendingRecord(services: AppServices, principal: Principal, original: Json, id: string): ResponseRecord {
   const now = services.clock.now();
@@ -220,6 +216,7 @@ async function respond(ctx: RequestContext, services: AppServices, body: Json, e
     // The new turn as inspected (redacted under a DLP policy): what the conversation keeps.
     const turnInput = inspectedInput.slice(leading);
     sink = storedResponse(ctx, services, {
+      model: body['model'] as string,
       inputItems: originatingInputItems(turnInput),
       turn,
       async ending(final) {

@@ -1,12 +1,13 @@
 // The sink of a stored response (spec rule 9, "Stored response"): a turn of a stored conversation.
-// Its record was written at the turn's start (status in_progress, leased to this process so a crash
-// leaves it failed, not in progress for ever; see src/conversations/turn.ts) and is awaited before the
-// caller's first byte. Each event goes to the batched event log as the caller gets it (published live
-// at once, stored off the hot path), and at its end, once the log is durable, the turn's items are
-// appended to the conversation and the final object and input items written, through the turn
-// writer's group commit (src/responses/turn-writer.ts): concurrent responses share statements.
+// Its record is written when the response starts (status in_progress, leased to this process so a
+// crash leaves it failed, not in progress for ever; a conversation it starts is written with it), each
+// event goes to the batched event log as the caller gets it (published live at once, stored off the
+// hot path), and at its end, once the log is durable, the turn's items are appended to the
+// conversation and the final object written. The beginning and the end go through the turn writer's
+// group commit (src/responses/turn-writer.ts): concurrent responses share transactions.
 import type { ConversationTurn } from '../../conversations/turn';
 import type { RequestContext } from '../../pipeline/context';
+import { responseExpiry } from '../../responses';
 import type { AppServices } from '../../services';
 import type { NewConversationItem, ResponseOutcome, ResponseStatus } from '../../store/types';
 import type { ResponseEventPayload, ResponseSink } from './response-sink';
@@ -14,6 +15,7 @@ import type { ResponseEventPayload, ResponseSink } from './response-sink';
 const FINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'incomplete', 'cancelled']);
 
 export interface StoredResponseInit {
+  model: string;
   inputItems: Record<string, unknown>[];
   turn: ConversationTurn;
   /** What the conversation keeps of the final response: its items and the context size (none when it failed). */
@@ -31,9 +33,30 @@ export function storedResponse(
   return {
     async begin(snapshot) {
       id = String(snapshot['id']);
-      // The record was written at the turn's start (with the claim, or in the background while the
-      // model call started): nothing to write at the first byte; a refused write fails it here.
-      await turn.recordWritten;
+      const now = services.clock.now().toISOString();
+      // A continuing turn's record was written with its claim; a first turn's (with its new
+      // conversation) is written now.
+      if (!turn.recordStored)
+        await streams.turns.begin({
+          conversation: turn.newConversation,
+          turnUntil: turn.turnUntil,
+          response: {
+            id,
+            orgId: ctx.principal?.orgId ?? 'default',
+            userId: ctx.principal?.userId ?? 'anonymous',
+            status: 'in_progress',
+            model: init.model,
+            conversationId: turn.conversation.id,
+            previousResponseId: turn.previousResponseId,
+            stored: true,
+            body: snapshot,
+            inputItems: init.inputItems,
+            createdAt: now,
+            updatedAt: now,
+            expiresAt: responseExpiry(now, services.config.store.retentionDays),
+            lease: streams.leases.leaseFor(),
+          },
+        });
       turn.begun();
       streams.leases.hold(id);
       ctx.resourceIds['response_id'] = id;
@@ -69,8 +92,8 @@ export function storedResponse(
         conversationId: turn.conversation.id,
         items: ending.items,
         contextTokens: ending.contextTokens,
-        // The record was written before the input was inspected: its input items now.
-        inputItems: init.inputItems,
+        // A continuing turn's record was written before its input was inspected: its input items now.
+        ...(turn.recordStored ? { inputItems: init.inputItems } : {}),
       });
     },
   };

@@ -207,13 +207,9 @@ export function mongoConversations(c: Collections): ConversationRepository {
       const conversation = await this.get(visible.id);
       return conversation ? { kind: 'claimed', conversation } : { kind: 'not_found' };
     },
-    async abandonTurn(conversationId, responseId, created = false) {
+    async abandonTurn(conversationId, responseId) {
       await c.responses.deleteOne({ _id: responseId, status: 'in_progress' });
-      if (created && !(await c.items.findOne({ conversationId }, { projection: { _id: 1 } }))) {
-        await c.conversations.deleteOne({ _id: conversationId, turnResponseId: responseId });
-      } else {
-        await c.conversations.updateOne({ _id: conversationId, turnResponseId: responseId }, { $set: { turnResponseId: null, turnUntil: null } });
-      }
+      await c.conversations.updateOne({ _id: conversationId, turnResponseId: responseId }, { $set: { turnResponseId: null, turnUntil: null } });
     },
     async endTurn(conversationId, responseId, items, contextTokens) {
       // No multi-document transaction: the items are appended while the turn is still held (no other

@@ -268,16 +268,11 @@ export function sqlConversations(db: SqlDatabase): ConversationRepository {
       const complete = last === row.next_position - 1 || (items.length === 0 && row.next_position - 1 <= last);
       return { kind: 'claimed', conversation: toConversation(row), ...(complete ? { items } : {}) };
     },
-    async abandonTurn(conversationId, responseId, created = false) {
+    async abandonTurn(conversationId, responseId) {
       await db.query(
-        `WITH gone AS (DELETE FROM responses WHERE id = $2 AND status = 'in_progress'),
-           released AS (
-             UPDATE conversations SET turn_response_id = NULL, turn_until = NULL
-             WHERE id = $1 AND turn_response_id = $2 AND NOT $3::boolean
-           )
-         DELETE FROM conversations c WHERE $3::boolean AND c.id = $1 AND c.turn_response_id = $2
-           AND NOT EXISTS (SELECT 1 FROM conversation_items i WHERE i.conversation_id = c.id)`,
-        [conversationId, responseId, created],
+        `WITH gone AS (DELETE FROM responses WHERE id = $2 AND status = 'in_progress')
+         UPDATE conversations SET turn_response_id = NULL, turn_until = NULL WHERE id = $1 AND turn_response_id = $2`,
+        [conversationId, responseId],
       );
     },
     async endTurn(conversationId, responseId, items, contextTokens) {

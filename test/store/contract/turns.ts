@@ -122,32 +122,6 @@ export function turnsContract(h: StoreHandle, driver: string): void {
       assert.equal((await h.store.conversations.get(ids[0]!))?.contextTokens, 100, 'null keeps the last context size');
     });
 
-    it('abandonTurn of a first turn deletes its response record and the conversation it started; of a continuing turn, the record only', async () => {
-      const first = uid('conv');
-      const begin: TurnBegin = {
-        conversation: { id: first, orgId: 'org-turns', userId: 'u', runId: null, metadata: {}, createdAt: at(T0) },
-        turnUntil: at(T0 + 600_000),
-        response: response(first),
-      };
-      await h.store.turns.commit([begin], []);
-      await h.store.conversations.abandonTurn(first, begin.response.id, true);
-      assert.equal(await h.store.responses.get(begin.response.id), null);
-      assert.equal(await h.store.conversations.get(first), null);
-
-      const kept = uid('conv');
-      const opening: TurnBegin = { ...begin, conversation: { ...begin.conversation!, id: kept }, response: response(kept) };
-      await h.store.turns.commit([opening], []);
-      await h.store.turns.commit(
-        [],
-        [{ responseId: opening.response.id, outcome: completed('a'), conversationId: kept, items: [item('q')], contextTokens: null }],
-      );
-      assert.equal(await h.store.conversations.claimTurn(kept, 'resp_next', at(T0), at(T0 + 1)), true);
-      await h.store.conversations.abandonTurn(kept, 'resp_next', false);
-      assert.ok(await h.store.conversations.get(kept), 'a continuing turn leaves its conversation');
-      assert.equal((await h.store.conversations.listItems(kept, { order: 'asc', limit: 10 })).length, 1);
-      assert.equal(await h.store.conversations.claimTurn(kept, 'resp_after', at(T0), at(T0 + 1)), true, 'and frees it');
-    });
-
     it('all or nothing: a commit with a bad write writes none of it (SQL stores; MongoDB writes them one by one)', async function () {
       if (driver === 'mongodb') this.skip();
       const id = uid('conv');
