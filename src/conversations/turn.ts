@@ -16,9 +16,9 @@ import { historyInput, storedItem } from './history';
 type Json = Record<string, unknown>;
 
 /**
- * How long a turn is held without its response existing: a process that dies between the claim and
- * its first upstream byte leaves the conversation locked this long (once the response exists, its
- * lease decides: a dead writer's response is failed by the sweeper and the turn is free).
+ * The backstop on a held turn: a continuing turn's leased response record is written with its claim
+ * (and a first turn's conversation with its record), so a dead holder's turn is freed once the
+ * sweeper fails its response; this deadline only bounds a turn whose record is somehow missing.
  */
 export const TURN_START_MS = 10 * 60_000;
 
