@@ -5,60 +5,24 @@
 // as an error and ends its conversation (no latency reported for turns never reached). Plumbing only:
 // no figure is judged here, the bench judges them.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import type { ConversationLoadOptions, ConversationLoadResult } from '../../bench/conversation-load';
 import { BENCH_KEY } from '../../bench/gateway-config';
 import type { TestGateway } from '../helpers/gateway';
-import { startBenchGateway } from './bench-gateway';
-
-const ROOT = path.resolve(__dirname, '../..');
-
-/** Starts bench/upstream.ts (3 deltas 1 ms apart) and resolves with the port it prints. */
-function startUpstream(): Promise<{ child: ChildProcess; port: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/upstream.ts')], {
-      cwd: ROOT,
-      env: { ...process.env, BENCH_CHUNKS: '3', BENCH_CHUNK_GAP_MS: '1' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line) resolve({ child, port: (JSON.parse(line) as { port: number }).port });
-    });
-    child.once('exit', (code) => reject(new Error(`the bench upstream exited with ${String(code)}`)));
-  });
-}
+import { runBenchDriver, startBenchGateway, startBenchUpstream, stopBenchProcess } from './bench-gateway';
 
 /** Runs bench/conversation-load.ts as the bench does (its own process) and resolves with its JSON line. */
-function drive(options: ConversationLoadOptions): Promise<ConversationLoadResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/conversation-load.ts'), JSON.stringify(options)], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.once('exit', (code) =>
-      code === 0 ? resolve(JSON.parse(out.trim()) as ConversationLoadResult) : reject(new Error(`the conversation driver exited with ${String(code)}`)),
-    );
-  });
-}
+const drive = (options: ConversationLoadOptions): Promise<ConversationLoadResult> => runBenchDriver('conversation-load.ts', options);
 
 describe('bench: the stored-conversation point', function () {
   this.timeout(120_000);
   let upstream: ChildProcess | null = null;
   let port = 0;
   before(async () => {
-    ({ child: upstream, port } = await startUpstream());
+    ({ child: upstream, port } = await startBenchUpstream(3));
   });
   after(async () => {
-    if (!upstream || upstream.exitCode !== null) return;
-    const exited = new Promise((r) => upstream!.once('exit', r));
-    upstream.kill('SIGTERM');
-    await exited;
+    await stopBenchProcess(upstream);
   });
 
   for (const driver of ['embedded', 'postgres'] as const) {

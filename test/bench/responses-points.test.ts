@@ -5,8 +5,7 @@
 // and, with `store: true`, stores the whole event log, which the bench's check reads back (and tells
 // from a response whose log is missing).
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import OpenAI from 'openai';
 import { readStoredEventLog } from '../../bench/event-log-check';
 import { BENCH_KEY } from '../../bench/gateway-config';
@@ -14,28 +13,9 @@ import type { LoadOptions } from '../../bench/loadgen';
 import { RESPONSES_DONE, responsesRequest } from '../../bench/requests';
 import { responsesStreamEventCount } from '../../bench/responses-wire';
 import type { TestGateway } from '../helpers/gateway';
-import { startBenchGateway } from './bench-gateway';
+import { runBenchDriver, startBenchGateway, startBenchUpstream, stopBenchProcess } from './bench-gateway';
 
-const ROOT = path.resolve(__dirname, '../..');
 const CHUNKS = 5;
-
-/** Starts bench/upstream.ts (CHUNKS deltas 1 ms apart) and resolves with the port it prints. */
-function startUpstream(): Promise<{ child: ChildProcess; port: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/upstream.ts')], {
-      cwd: ROOT,
-      env: { ...process.env, BENCH_CHUNKS: String(CHUNKS), BENCH_CHUNK_GAP_MS: '1' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line) resolve({ child, port: (JSON.parse(line) as { port: number }).port });
-    });
-    child.once('exit', (code) => reject(new Error(`the bench upstream exited with ${String(code)}`)));
-  });
-}
 
 interface LoadResult {
   requests: number;
@@ -45,23 +25,7 @@ interface LoadResult {
 
 /** Runs bench/loadgen.ts with `options` (short runs) and resolves with its JSON line. */
 function runLoadgen(options: Omit<LoadOptions, 'warmupMs' | 'durationMs' | 'concurrency'>): Promise<LoadResult> {
-  const full: LoadOptions = { ...options, concurrency: 2, durationMs: 400, warmupMs: 100 };
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/loadgen.ts'), JSON.stringify(full)], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim()) as LoadResult) : reject(new Error(`loadgen exited with ${String(code)}`))));
-  });
-}
-
-async function stop(child: ChildProcess | null): Promise<void> {
-  if (!child || child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
+  return runBenchDriver('loadgen.ts', { ...options, concurrency: 2, durationMs: 400, warmupMs: 100 });
 }
 
 describe('bench: the Responses points', function () {
@@ -69,10 +33,10 @@ describe('bench: the Responses points', function () {
   let upstream: ChildProcess | null = null;
   let port = 0;
   before(async () => {
-    ({ child: upstream, port } = await startUpstream());
+    ({ child: upstream, port } = await startBenchUpstream(CHUNKS));
   });
   after(async () => {
-    await stop(upstream);
+    await stopBenchProcess(upstream);
   });
 
   it('the bench upstream answers /v1/responses as OpenAI does, read by the OpenAI SDK (JSON, SSE, the stream helper)', async () => {
