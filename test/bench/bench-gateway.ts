@@ -9,12 +9,12 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway';
 
 const ROOT = path.resolve(__dirname, '../..');
 
-/** Starts bench/upstream.ts (`chunks` deltas 1 ms apart) and resolves with the port it prints. */
-export function startBenchUpstream(chunks: number): Promise<{ child: ChildProcess; port: number }> {
+/** Starts bench/upstream.ts with `env` added to this process's and resolves with the port it prints. */
+export function startBenchUpstream(env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/upstream.ts')], {
       cwd: ROOT,
-      env: { ...process.env, BENCH_CHUNKS: String(chunks), BENCH_CHUNK_GAP_MS: '1' },
+      env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';

@@ -19,7 +19,7 @@ describe('bench: the stored-conversation point', function () {
   let upstream: ChildProcess | null = null;
   let port = 0;
   before(async () => {
-    ({ child: upstream, port } = await startBenchUpstream(3));
+    ({ child: upstream, port } = await startBenchUpstream({ BENCH_CHUNKS: '3', BENCH_CHUNK_GAP_MS: '1' }));
   });
   after(async () => {
     await stopBenchProcess(upstream);

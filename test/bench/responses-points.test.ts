@@ -33,7 +33,7 @@ describe('bench: the Responses points', function () {
   let upstream: ChildProcess | null = null;
   let port = 0;
   before(async () => {
-    ({ child: upstream, port } = await startBenchUpstream(CHUNKS));
+    ({ child: upstream, port } = await startBenchUpstream({ BENCH_CHUNKS: String(CHUNKS), BENCH_CHUNK_GAP_MS: '1' }));
   });
   after(async () => {
     await stopBenchProcess(upstream);
