@@ -11,7 +11,7 @@ import { GatewayError } from '../http/errors';
 import type { Store } from '../store/port';
 import type { ConversationItemRecord, ConversationRecord, NewConversationItem, Principal, ResponseRecord } from '../store/types';
 import { newConversationId } from '../runs/ids';
-import { historyInput, storedItem } from './history';
+import { storedItem } from './history';
 
 type Json = Record<string, unknown>;
 
@@ -46,8 +46,6 @@ export interface ConversationTurn {
   readonly turnUntil: string;
   /** The stored items the model is sent before the new turn (after the summary). */
   readonly items: readonly ConversationItemRecord[];
-  /** Those items (and the summary) as the model's input. */
-  readonly history: Json[];
   /** The items a completed turn appends: its input (as inspected), then its output; ids unique in the conversation. */
   itemsFor(input: readonly Json[], output: readonly Json[]): Promise<NewConversationItem[]>;
   /** The response's record is stored: from now on the turn ends with the response's terminal write. */
@@ -181,7 +179,6 @@ export async function beginTurn(deps: TurnDeps, principal: Principal, request: T
     recordStored: continuing,
     turnUntil,
     items,
-    history: historyInput(current, items),
     async itemsFor(input, output) {
       // Items a summary covers were not loaded: an upstream id among them is looked up (compaction).
       const earlier = current.summary ? await storedIds(store, current.id, output) : [];

@@ -157,6 +157,16 @@ async function appendLocked(tx: SqlExecutor, conversationId: string, items: read
 }
 
 /**
+ * SQL condition: conversation `c`'s turn may be taken by response `responseId` at `now` (see the
+ * port's claimTurn): no holder, the same response, a holder past its deadline, or a holder whose
+ * response exists and is no longer in progress.
+ */
+function turnFree(responseId: string, now: string): string {
+  return `(c.turn_response_id IS NULL OR c.turn_response_id = ${responseId} OR c.turn_until < ${now}
+    OR EXISTS (SELECT 1 FROM responses r WHERE r.id = c.turn_response_id AND r.status <> 'in_progress'))`;
+}
+
+/**
  * openTurn's statement (ConversationRepository.openTurn): the visible conversation, its turn claimed,
  * and its items after the summary read with the claim. `target`: $2 as the conversation id, or the
  * conversation of the previous response $2 (same organization, stored, unexpired at $7).
@@ -176,8 +186,7 @@ function openTurnStatement(target: string): string {
            UPDATE conversations c SET turn_response_id = $6, turn_until = $8
            FROM target t
            WHERE c.id = t.id AND t.run_id IS NULL
-             AND (c.turn_response_id IS NULL OR c.turn_response_id = $6 OR c.turn_until < $7
-               OR EXISTS (SELECT 1 FROM responses r WHERE r.id = c.turn_response_id AND r.status <> 'in_progress'))
+             AND ${turnFree('$6', '$7')}
            RETURNING ${CONVERSATION_COLUMNS}, c.next_position
          )
          ,
@@ -238,8 +247,7 @@ export function sqlConversations(db: SqlDatabase): ConversationRepository {
       // still starting, until its turn's own deadline.
       const rows = await db.query<{ id: string }>(
         `UPDATE conversations c SET turn_response_id = $2, turn_until = $4
-         WHERE c.id = $1 AND (c.turn_response_id IS NULL OR c.turn_response_id = $2 OR c.turn_until < $3
-           OR EXISTS (SELECT 1 FROM responses r WHERE r.id = c.turn_response_id AND r.status <> 'in_progress'))
+         WHERE c.id = $1 AND ${turnFree('$2', '$3')}
          RETURNING c.id`,
         [conversationId, responseId, now, until],
       );
