@@ -123,10 +123,17 @@ export interface UserConfig {
   keys: string[];
 }
 
+/** An organization's server-side tools. */
+export interface OrganizationToolsConfig {
+  /** Hosted tools switched off for this organization. */
+  disabled: string[];
+}
+
 export interface OrganizationConfig {
   id: string;
   name: string;
   models: string[];
+  tools: OrganizationToolsConfig;
   rateLimit?: RateLimitConfig;
   dlp?: DlpPolicyConfig;
   groups: GroupConfig[];
@@ -183,6 +190,20 @@ export interface PluginToggle {
   [key: string]: unknown;
 }
 
+/** Server-side tools: the tool loop and the hosted svc_* catalog (config schema `tools`). */
+export interface ToolsConfig {
+  maxRounds: number;
+  timeoutMs: number;
+  maxOutputBytes: number;
+  maxConcurrentCalls: number;
+  /** Default: <store.path>/workspaces. */
+  workspaceDir?: string;
+  /** Hosted tools switched off everywhere. */
+  disabled: string[];
+  /** Hosts request- and tool-supplied URLs may reach past the SSRF guard. */
+  allowHosts: string[];
+}
+
 export interface GatewayConfig {
   server: ServerConfig;
   store: StoreConfig;
@@ -191,6 +212,7 @@ export interface GatewayConfig {
   models: ModelConfig[];
   evaluation: EvaluationConfig;
   responses: ResponsesConfig;
+  tools: ToolsConfig;
   organizations: OrganizationConfig[];
   agents: AgentConfig[];
   plugins: Record<string, PluginToggle>;
