@@ -69,6 +69,15 @@ export interface HostedTool {
   execute(args: Record<string, unknown>, ctx: ToolCallContext): Promise<ToolOutcome>;
 }
 
+/**
+ * Which egress profile (an organization's named HTTP or SOCKS proxy, svc_vpn_connect) a conversation's
+ * web traffic goes out through: web tools and the shell ask before each call.
+ */
+export interface EgressState {
+  /** The proxy URL of the conversation's connected profile, or null (direct, through the SSRF guard). */
+  proxyFor(orgId: string, conversationId: string): Promise<string | null>;
+}
+
 /** The gateway's shared parts a tool folder may use. */
 export interface ToolDeps {
   config: GatewayConfig;
@@ -78,6 +87,8 @@ export interface ToolDeps {
   workspaces: Workspaces;
   /** Fetches a request- or tool-supplied URL through the SSRF guard (and the conversation's egress profile). */
   fetch: GuardedFetch;
+  /** The conversation's egress profile (svc_vpn_connect). */
+  egress: EgressState;
 }
 
 /** What a tool folder's factory returns. */
