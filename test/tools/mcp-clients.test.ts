@@ -284,6 +284,24 @@ describe('McpClients', function () {
       assert.equal(count(running.methods, 'tools/list'), 2);
     });
 
+    it('a call caught by forget() fails instead of opening a session nobody would close', async () => {
+      const running = await server();
+      const { mcp } = harness();
+      await mcp.listTools(spec(running), 'conv-1', signal());
+      const call = failure(mcp.callTool(spec(running), 'conv-1', 'add', { a: 1, b: 1 }, signal()), /^The session with MCP server test was closed\.$/);
+      await mcp.forget('conv-1');
+      await call;
+      assert.equal(count(running.methods, 'initialize'), 1);
+    });
+
+    it('after close(), refuses new work without contacting the server', async () => {
+      const running = await server();
+      const { mcp } = harness();
+      await mcp.close();
+      await failure(mcp.listTools(spec(running), 'conv-1', signal()), /shutting down/);
+      assert.deepEqual(running.requests, []);
+    });
+
     it('closes a session idle past tools.mcp.idleTimeoutMs', async () => {
       const running = await server();
       const { mcp } = harness({ mcp: { idleTimeoutMs: 1000 } });

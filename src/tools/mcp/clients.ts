@@ -40,6 +40,8 @@ interface ServerSession {
   tools: Promise<McpToolInfo[]> | null;
   lastUsed: number;
   inFlight: number;
+  /** Forgotten or idled out: a request still running on it must not open a connection nobody will close. */
+  ended: boolean;
 }
 
 /** Pages of tools/list read at most (a server paginating without end is cut off). */
@@ -86,6 +88,7 @@ export class McpClients {
   /** conversation id → session key → session */
   private readonly conversations = new Map<string, Map<string, ServerSession>>();
   private readonly sweeper: NodeJS.Timeout;
+  private closed = false;
 
   constructor(options: McpClientsOptions) {
     const mcp = options.config.tools.mcp;
@@ -149,12 +152,14 @@ export class McpClients {
 
   /** Ends every session (shutdown). */
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.sweeper);
     const conversations = [...this.conversations.keys()];
     await Promise.all(conversations.map((id) => this.forget(id)));
   }
 
   private session(spec: McpServerSpec, conversationId: string): ServerSession {
+    if (this.closed) throw new ToolFailure('MCP tools are not available: the gateway is shutting down.');
     let sessions = this.conversations.get(conversationId);
     if (!sessions) {
       sessions = new Map();
@@ -171,6 +176,7 @@ export class McpClients {
         tools: null,
         lastUsed: Date.now(),
         inFlight: 0,
+        ended: false,
       };
       sessions.set(key, session);
     }
@@ -236,6 +242,7 @@ export class McpClients {
   }
 
   private connection(session: ServerSession): Promise<McpConnection> {
+    if (session.ended) return Promise.reject(new ToolFailure(`The session with MCP server ${session.serverLabel} was closed.`));
     const current = session.connection;
     if (current) {
       // A connection that broke since its last use is replaced before it fails a request.
@@ -275,6 +282,7 @@ export class McpClients {
   }
 
   private async disconnect(session: ServerSession): Promise<void> {
+    session.ended = true;
     const pending = session.connection;
     session.connection = null;
     session.tools = null;
