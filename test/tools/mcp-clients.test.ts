@@ -86,7 +86,7 @@ describe('McpClients', function () {
       const add = tools.find((tool) => tool.name === 'add');
       assert.equal(add?.description, 'Adds two numbers.');
       assert.deepEqual((add?.inputSchema as { required?: string[] }).required, ['a', 'b']);
-      assert.equal(add?.annotations, null);
+      assert.equal(add?.annotations, undefined);
       assert.deepEqual(tools.find((tool) => tool.name === 'lookup')?.annotations, { readOnlyHint: true });
     });
 

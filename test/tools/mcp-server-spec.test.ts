@@ -107,7 +107,7 @@ describe('parseMcpTool', () => {
 describe('MCP tool rules', () => {
   const spec = (patch: Partial<McpServerSpec>): McpServerSpec => ({ ...parseMcpTool(base, 't'), ...patch });
   const readOnly = { name: 'lookup', annotations: { readOnlyHint: true } };
-  const writer = { name: 'write', annotations: null };
+  const writer = { name: 'write' };
 
   it('allowed_tools: by name, by read_only annotation, or every tool when absent', () => {
     assert.equal(isToolAllowed(spec({}), 'anything'), true);

@@ -3,35 +3,40 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonObject } from '../../canonical/model';
 
-/** MCP tool annotations (hints from the server, not guarantees: spec "Tool annotations"). */
-export interface McpToolAnnotations {
+/**
+ * MCP tool annotations (hints from the server, not guarantees: spec "Tool annotations"). A type, not an
+ * interface, so it is also a `Record<string, unknown>` where a caller wants a plain JSON object.
+ */
+export type McpToolAnnotations = {
   title?: string;
   readOnlyHint?: boolean;
   destructiveHint?: boolean;
   idempotentHint?: boolean;
   openWorldHint?: boolean;
-}
+};
 
 export interface McpToolInfo {
   name: string;
-  /** Null when the server gives none. */
-  description: string | null;
+  /** Absent when the server gives none. */
+  description?: string;
   /** JSON Schema of the arguments object. */
   inputSchema: JsonObject;
-  /** Null when the server gives none. */
-  annotations: McpToolAnnotations | null;
+  /** Absent when the server gives none. */
+  annotations?: McpToolAnnotations;
 }
 
 export function toolInfo(tool: Tool): McpToolInfo {
-  let annotations: McpToolAnnotations | null = null;
+  const info: McpToolInfo = { name: tool.name, inputSchema: tool.inputSchema as JsonObject };
+  if (typeof tool.description === 'string') info.description = tool.description;
   if (tool.annotations) {
-    annotations = {};
+    const annotations: McpToolAnnotations = {};
     const { title, readOnlyHint, destructiveHint, idempotentHint, openWorldHint } = tool.annotations;
     if (typeof title === 'string') annotations.title = title;
     if (typeof readOnlyHint === 'boolean') annotations.readOnlyHint = readOnlyHint;
     if (typeof destructiveHint === 'boolean') annotations.destructiveHint = destructiveHint;
     if (typeof idempotentHint === 'boolean') annotations.idempotentHint = idempotentHint;
     if (typeof openWorldHint === 'boolean') annotations.openWorldHint = openWorldHint;
+    info.annotations = annotations;
   }
-  return { name: tool.name, description: tool.description ?? null, inputSchema: tool.inputSchema as JsonObject, annotations };
+  return info;
 }
