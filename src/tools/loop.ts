@@ -344,7 +344,8 @@ export class ToolLoop {
     const runner = plan.runners.get(call.name)!;
     const tool = runner.kind === 'hosted' ? runner.tool.type : `mcp:${runner.server.serverLabel}`;
     const limits = {
-      timeoutMs: (runner.kind === 'hosted' ? runner.tool.limits?.timeoutMs : undefined) ?? this.deps.config.timeoutMs,
+      // An MCP call has its own bound (tools.mcp.callTimeoutMs): remote tools are often slower than local ones.
+      timeoutMs: (runner.kind === 'hosted' ? runner.tool.limits?.timeoutMs : this.deps.config.mcp.callTimeoutMs) ?? this.deps.config.timeoutMs,
       maxOutputBytes: (runner.kind === 'hosted' ? runner.tool.limits?.maxOutputBytes : undefined) ?? this.deps.config.maxOutputBytes,
     };
     const started = process.hrtime.bigint();

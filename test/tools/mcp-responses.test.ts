@@ -28,7 +28,11 @@ describe('MCP tools through POST /v1/responses', function () {
     mcpServer = await startMcpServer('streamable-http');
     workspaces = await mkdtemp(path.join(tmpdir(), 'agw-mcp-'));
     gw = await startTestGateway({
-      config: { ...runUpstreamConfig(upstream), tools: { workspaceDir: workspaces, maxRounds: 3, allowHosts: ['127.0.0.1'] } },
+      config: {
+        ...runUpstreamConfig(upstream),
+        // Hosted tools get 200 ms; MCP calls their own, longer bound.
+        tools: { workspaceDir: workspaces, maxRounds: 3, allowHosts: ['127.0.0.1'], timeoutMs: 200, mcp: { callTimeoutMs: 10_000 } },
+      },
     });
   });
   after(async () => {
@@ -88,6 +92,20 @@ describe('MCP tools through POST /v1/responses', function () {
     const call = (reply.body['output'] as Json[]).find((item) => item['type'] === 'mcp_call')!;
     assert.match(String(call['error']), /the widget is broken/);
     assert.match(JSON.stringify((reply.body['output'] as Json[]).at(-1)), /the widget is broken/);
+  });
+
+  it('bounds an MCP call by tools.mcp.callTimeoutMs, not the hosted tools’ tools.timeoutMs', async () => {
+    upstream.script((body) => {
+      const tools = toolMessages(body);
+      if (tools.length === 0) return { toolCalls: [{ id: 'call_slow', name: 'calc__slow', arguments: JSON.stringify({ ms: 600 }) }] };
+      return { reply: String(tools[0]!.content) };
+    });
+    const reply = await jsonReply(
+      await post(`${gw.url}/v1/responses`, { model: 'fake', input: 'wait', store: true, tools: [mcpTool({ allowed_tools: ['slow'] })] }, gw.auth('admin')),
+    );
+    assert.equal(reply.status, 200, reply.text);
+    const call = (reply.body['output'] as Json[]).find((item) => item['type'] === 'mcp_call')!;
+    assert.equal(call['output'], 'slept 600 ms', JSON.stringify(call));
   });
 
   it('asks for approval by default (require_approval absent) and does not call the server', async () => {
