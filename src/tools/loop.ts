@@ -355,7 +355,8 @@ export class ToolLoop {
     if (!runner) return { status: 'failed', output: scope.unknownCalls ?? `${call.name} is not a tool the gateway runs.` };
     const tool = runner.kind === 'hosted' ? runner.tool.type : `mcp:${runner.server.serverLabel}`;
     const limits = {
-      timeoutMs: (runner.kind === 'hosted' ? runner.tool.limits?.timeoutMs : undefined) ?? this.deps.config.timeoutMs,
+      // An MCP call has its own bound (tools.mcp.callTimeoutMs): remote tools are often slower than local ones.
+      timeoutMs: (runner.kind === 'hosted' ? runner.tool.limits?.timeoutMs : this.deps.config.mcp.callTimeoutMs) ?? this.deps.config.timeoutMs,
       maxOutputBytes: (runner.kind === 'hosted' ? runner.tool.limits?.maxOutputBytes : undefined) ?? this.deps.config.maxOutputBytes,
     };
     const started = process.hrtime.bigint();
