@@ -94,9 +94,12 @@ function toModelItem(data: Json): Json | null {
   }
 }
 
-/** A stored item as the model is sent it, or null for what the model is not sent. */
-export function historyItem(item: Pick<ConversationItemRecord, 'type' | 'role' | 'data'>): Json | null {
-  return toModelItem({ ...item.data, type: item.type, ...(item.role !== null ? { role: item.role } : {}) });
+/**
+ * A stored item as the model is sent it, or null for what the model is not sent. The item's id is
+ * kept beside its data (storedItem moves it out): an `mcp_call` has no call id of its own but that.
+ */
+export function historyItem(item: Pick<ConversationItemRecord, 'id' | 'type' | 'role' | 'data'>): Json | null {
+  return toModelItem({ ...item.data, id: item.id, type: item.type, ...(item.role !== null ? { role: item.role } : {}) });
 }
 
 /** The input items the model is sent for a conversation's stored history (summary first). */

@@ -11,7 +11,7 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { assertResponsesFraming, jsonReply, parseSseFrames, post, typesOf } from '../responses/http-helpers';
 
 type Json = Record<string, unknown>;
-type Message = { role: string; content?: unknown };
+type Message = { role: string; content?: unknown; tool_call_id?: string; tool_calls?: { id: string; function: { name: string; arguments: string } }[] };
 
 const toolMessages = (body: Json): Message[] => ((body['messages'] as Message[]) ?? []).filter((m) => m.role === 'tool');
 const offered = (body: Json): string[] => ((body['tools'] as { function: { name: string } }[] | undefined) ?? []).map((t) => t.function.name);
@@ -191,6 +191,32 @@ describe('MCP tools through POST /v1/responses', function () {
     );
     assert.equal(unknown.status, 400, unknown.text);
     assert.equal((unknown.body['error'] as Json)['param'], 'input[0].approval_request_id');
+  });
+
+  /** A stored response in which the model called calc.add(2, 40): its mcp_call item. */
+  async function storedAddCall(): Promise<{ response: Json; call: Json }> {
+    upstream.script((body) => {
+      const tools = toolMessages(body);
+      if (tools.length === 0) return { toolCalls: [{ id: 'call_add', name: 'calc__add', arguments: JSON.stringify({ a: 2, b: 40 }) }] };
+      return { reply: `The sum is ${String(tools[0]!.content)}.` };
+    });
+    const reply = await jsonReply(await post(`${gw.url}/v1/responses`, { model: 'fake', input: 'add', store: true, tools: [mcpTool()] }, gw.auth('admin')));
+    assert.equal(reply.status, 200, reply.text);
+    const call = (reply.body['output'] as Json[]).find((item) => item['type'] === 'mcp_call');
+    assert.ok(call);
+    return { response: reply.body, call };
+  }
+
+  it('a conversation holding an mcp_call continues (previous_response_id): the model is shown the call and its result', async () => {
+    const { response, call } = await storedAddCall();
+    upstream.script(() => ({ reply: 'Still 42.' }));
+    const next = await jsonReply(
+      await post(`${gw.url}/v1/responses`, { model: 'fake', previous_response_id: response['id'], input: 'and now?' }, gw.auth('admin')),
+    );
+    assert.equal(next.status, 200, next.text);
+    const messages = upstream.calls.at(-1)!.body['messages'] as Message[];
+    const shown = messages.find((m) => m.role === 'tool');
+    assert.deepEqual(shown, { role: 'tool', tool_call_id: call['id'], content: '42' });
   });
 
   it('refuses a server URL the SSRF guard does not allow, naming the tool', async () => {
