@@ -6,7 +6,9 @@
 // seconds), per organization, bounded in count: a reference is resolved from here or refused as
 // before. Not a store: nothing here is retrievable by id, survives a restart, or is shared with
 // other gateway processes (a deployment behind a round-robin balancer sends `store: true`, or the
-// SDK's `store: false`, which sends the whole history).
+// SDK's `store: false`, which sends the whole history). It also keeps the server-side tool calls of
+// stored responses, for clients that send such a call back without its result
+// (src/operations/responses/server-call-outputs.ts).
 type Json = Record<string, unknown>;
 
 interface Entry {

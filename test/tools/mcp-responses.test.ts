@@ -219,6 +219,45 @@ describe('MCP tools through POST /v1/responses', function () {
     assert.deepEqual(shown, { role: 'tool', tool_call_id: call['id'], content: '42' });
   });
 
+  it('an mcp_call sent back without its output (as @openai/agents does) is shown to the model with the output the gateway recorded', async () => {
+    const { call } = await storedAddCall();
+    upstream.script(() => ({ reply: 'Noted.' }));
+    const { output: _output, ...withoutOutput } = call;
+    // A new conversation (store: true, no previous_response_id): the client sends its own history.
+    const reply = await jsonReply(
+      await post(
+        `${gw.url}/v1/responses`,
+        {
+          model: 'fake',
+          store: true,
+          input: [{ role: 'user', content: 'add' }, withoutOutput, { ...withoutOutput, id: 'mcp_notours' }, { role: 'user', content: 'thanks' }],
+        },
+        gw.auth('admin'),
+      ),
+    );
+    assert.equal(reply.status, 200, reply.text);
+    const messages = upstream.calls.at(-1)!.body['messages'] as Message[];
+    // The call the gateway ran gets its result; one it never ran has none to show and is left out.
+    assert.deepEqual(
+      messages.filter((m) => m.role === 'tool'),
+      [{ role: 'tool', tool_call_id: call['id'], content: '42' }],
+    );
+    // The conversation keeps the completed call (under an id of its own, as every input item): a continuation shows it too.
+    upstream.script(() => ({ reply: 'Yes.' }));
+    const next = await jsonReply(
+      await post(`${gw.url}/v1/responses`, { model: 'fake', previous_response_id: reply.body['id'], input: 'sure?' }, gw.auth('admin')),
+    );
+    assert.equal(next.status, 200, next.text);
+    const continued = upstream.calls.at(-1)!.body['messages'] as Message[];
+    const [result] = continued.filter((m) => m.role === 'tool');
+    assert.equal(result?.content, '42');
+    const asked = continued.find((m) => m.tool_calls?.some((c) => c.id === result.tool_call_id));
+    assert.deepEqual(
+      asked?.tool_calls?.map((c) => [c.function.name, c.function.arguments]),
+      [['calc__add', '{"a":2,"b":40}']],
+    );
+  });
+
   it('refuses a server URL the SSRF guard does not allow, naming the tool', async () => {
     const reply = await jsonReply(
       await post(

@@ -28,6 +28,7 @@ import { originatingInputItems } from './input-items';
 import { relayNativeJson, relayNativeStream } from './native-relay';
 import { checkResponseRequest, isStateful } from './request-rules';
 import { storedResponse } from './stored-response';
+import { serverCallsOf, withServerCallOutputs } from './server-call-outputs';
 import { translatedResponse } from './translated';
 
 /** Rule 1: removed from the outgoing request (metadata is stored and echoed instead); `svc` is ours. */
@@ -46,9 +47,11 @@ const isRecord = (value: unknown): value is Json => value !== null && typeof val
 
 export const createResponse: Handler = async (ctx, services) => {
   // The generated validator (OpenAPI CreateResponseRequest) has checked the shapes, naming the field.
-  const original = ctx.body as Json;
+  const sent = ctx.body as Json;
   // Rule 7: an agent invoked as a model starts a run instead of a model call.
-  if (isAgentModel(original['model'])) return invokeAgent(ctx, services, original);
+  if (isAgentModel(sent['model'])) return invokeAgent(ctx, services, sent);
+  // Calls the gateway ran, sent back without their results, get them again (server-call-outputs.ts).
+  const original = withServerCallOutputs(sent, orgOf(ctx), services.outputItems);
   checkResponseRequest(original);
   if (isStateful(original)) return statefulResponse(ctx, services, original);
   const body = withCachedReferences(ctx, services, withCuratedPrompt(original, curatedPrompt(services)));
@@ -64,7 +67,7 @@ export const createResponse: Handler = async (ctx, services) => {
 function withCachedReferences(ctx: RequestContext, services: AppServices, body: Json): Json {
   const references = referencedItemIds(body['input']);
   if (references.length === 0) return body;
-  const orgId = ctx.principal?.orgId ?? 'default';
+  const orgId = orgOf(ctx);
   const { provider } = services.modelCalls.models.resolve(orgId, String(body['model']));
   if (provider.forward && provider.forwards?.includes('responses')) return body;
   const input = [...(body['input'] as unknown[])];
@@ -79,6 +82,7 @@ function withCachedReferences(ctx: RequestContext, services: AppServices, body: 
   return changed ? { ...body, input } : body;
 }
 
+const orgOf = (ctx: RequestContext): string => ctx.principal?.orgId ?? 'default';
 const curatedPrompt = (services: AppServices): string => services.config.responses.systemPrompt ?? DEFAULT_CURATED_PROMPT;
 const metadataOf = (body: Json): Json => (isRecord(body['metadata']) ? body['metadata'] : {});
 
@@ -322,7 +326,11 @@ async function respond(ctx: RequestContext, services: AppServices, body: Json, e
     id,
     ...(loop ? { toolLoop: { ...toolLoopScope(ctx, stateful?.turn.conversation.id ?? id, id), approvals: stateful?.approvals ?? [] } } : {}),
     ...(stateful
-      ? { conversationId: stateful.turn.conversation.id }
-      : { onFinal: (final: JsonObject) => services.outputItems.remember(ctx.principal?.orgId ?? 'default', final['output']) }),
+      ? {
+          conversationId: stateful.turn.conversation.id,
+          // A stored response's items are in its conversation; its server calls are also kept for clients that send them back without results.
+          onFinal: (final: JsonObject) => services.outputItems.remember(orgOf(ctx), serverCallsOf(final['output'])),
+        }
+      : { onFinal: (final: JsonObject) => services.outputItems.remember(orgOf(ctx), final['output']) }),
   });
 }
