@@ -10,6 +10,7 @@ import { lifecycleContract } from './contract/lifecycle';
 import { recordsContract } from './contract/records';
 import { responsesContract } from './contract/responses';
 import { runsContract } from './contract/runs';
+import { toolStateContract } from './contract/tool-state';
 import { turnsContract } from './contract/turns';
 
 const DRIVERS: readonly TestStoreDriver[] = ['embedded', 'postgres', 'mongodb'];
@@ -45,6 +46,7 @@ for (const driver of DRIVERS) {
     recordsContract(handle);
     responsesContract(handle);
     turnsContract(handle, driver);
+    toolStateContract(handle, driver);
     lifecycleContract(driver);
   });
 }

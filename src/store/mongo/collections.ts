@@ -200,6 +200,16 @@ export interface SettingDoc {
   value: string;
 }
 
+export interface ToolStateDoc {
+  /** JSON of [conversationId, orgId, key]: unambiguous whatever characters the ids hold. */
+  _id: string;
+  conversationId: string;
+  orgId: string;
+  key: string;
+  value: string;
+  updatedAt: Date;
+}
+
 export interface MigrationDoc {
   _id: number;
   name: string;
@@ -222,6 +232,7 @@ export interface Collections {
   audit: Collection<AuditDoc>;
   usage: Collection<UsageDoc>;
   settings: Collection<SettingDoc>;
+  toolState: Collection<ToolStateDoc>;
   migrations: Collection<MigrationDoc>;
 }
 
@@ -242,6 +253,7 @@ export function collectionsOf(db: Db): Collections {
     audit: db.collection<AuditDoc>('audit_records'),
     usage: db.collection<UsageDoc>('usage_records'),
     settings: db.collection<SettingDoc>('settings'),
+    toolState: db.collection<ToolStateDoc>('tool_state'),
     migrations: db.collection<MigrationDoc>('schema_migrations'),
   };
 }

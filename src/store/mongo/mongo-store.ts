@@ -9,10 +9,11 @@ import { composedTurns } from '../composed-turns';
 import { mongoGroups, mongoKeys, mongoOrganizations, mongoSettings, mongoUsers } from './identity-repositories';
 import { mongoAudit, mongoResponses, mongoSteps, mongoUsage } from './records-repositories';
 import { mongoRuns } from './runs-repository';
+import { mongoToolState, pruneToolState } from './tool-state-repository';
 
 /** Bumped when the index set below changes; recorded in schema_migrations like the SQL stores. */
-const SCHEMA_VERSION = 2;
-const SCHEMA_NAMES: Record<number, string> = { 1: 'initial indexes', 2: 'response leases and expiry index' };
+const SCHEMA_VERSION = 3;
+const SCHEMA_NAMES: Record<number, string> = { 1: 'initial indexes', 2: 'response leases and expiry index', 3: 'hosted tool state per conversation' };
 /** Documents deleted per prune round trip. */
 const PRUNE_BATCH = 1000;
 
@@ -46,6 +47,9 @@ async function createIndexes(c: Collections): Promise<void> {
     c.audit.createIndex({ at: 1 }),
     c.usage.createIndex({ orgId: 1, at: 1 }),
     c.usage.createIndex({ at: 1 }),
+    // A conversation's tool state is forgotten by conversation; the retention prune reads updatedAt.
+    c.toolState.createIndex({ conversationId: 1 }),
+    c.toolState.createIndex({ updatedAt: 1 }),
   ]);
   // Read by nothing since responses expire by expiresAt (absent on a new database: nothing to drop).
   await c.responses.dropIndex('createdAt_1').catch(() => undefined);
@@ -134,6 +138,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
     audit: mongoAudit(c),
     usage: mongoUsage(c),
     settings: mongoSettings(c),
+    toolState: mongoToolState(c),
     async migrate() {
       await createIndexes(c);
     },
@@ -145,7 +150,9 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
       const runs = await pruneRuns(c, cutoff);
       await c.audit.deleteMany({ at: { $lt: cutoff } });
       await c.usage.deleteMany({ at: { $lt: cutoff } });
-      return { runs, conversations: await pruneIdleConversations(c, cutoff) };
+      const conversations = await pruneIdleConversations(c, cutoff);
+      await pruneToolState(c, cutoff);
+      return { runs, conversations };
     },
     close() {
       closed ??= client.close();

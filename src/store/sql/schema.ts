@@ -276,6 +276,23 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE conversations ADD COLUMN summary jsonb, ADD COLUMN context_tokens integer, ADD COLUMN turn_response_id text, ADD COLUMN turn_until timestamptz`,
     ],
   },
+  {
+    // Hosted tools' per-conversation state (the egress profile svc_vpn_connect chose): seen by every
+    // process, kept across restarts. The key leads with conversation_id so a conversation's state is
+    // forgotten through the primary key; updated_at serves the retention prune (small table, no index).
+    version: 10,
+    name: 'hosted tool state per conversation',
+    statements: [
+      `CREATE TABLE tool_state (
+        conversation_id text NOT NULL,
+        org_id text NOT NULL,
+        key text NOT NULL,
+        value text NOT NULL,
+        updated_at timestamptz NOT NULL,
+        PRIMARY KEY (conversation_id, org_id, key)
+      )`,
+    ],
+  },
 ];
 
 /** Applies missing migrations; idempotent and safe from several processes at once. */
