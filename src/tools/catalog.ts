@@ -2,5 +2,8 @@
 // organization switched off). A folder under src/tools/hosted/ exports one HostedToolFactory.
 import type { HostedToolFactory } from './types';
 import { workspaceFileTools } from './hosted/files';
+import { vpnTools } from './hosted/vpn';
+import { webDownloadTool } from './hosted/web-download';
+import { webSearchTool } from './hosted/web-search';
 
-export const HOSTED_TOOL_FACTORIES: readonly HostedToolFactory[] = [workspaceFileTools];
+export const HOSTED_TOOL_FACTORIES: readonly HostedToolFactory[] = [workspaceFileTools, webSearchTool, webDownloadTool, vpnTools];
