@@ -7,9 +7,10 @@ import type { GatewayConfig } from '../config/types';
 import type { Metrics } from '../log/metrics';
 import type { Store } from '../store/port';
 import { HOSTED_TOOL_FACTORIES } from './catalog';
+import { ConversationEgress } from './conversation-egress';
 import { ToolLoop, type McpAccess } from './loop';
 import { ToolRegistry } from './registry';
-import type { EgressState, HostedToolFactory } from './types';
+import type { HostedToolFactory } from './types';
 import { createWebAccess, type WebAccess } from './web-access';
 import { Workspaces } from './workspace';
 
@@ -31,14 +32,19 @@ export interface ToolsDeps {
   factories?: readonly HostedToolFactory[];
 }
 
-/** No egress profile connected: web traffic goes out directly, through the SSRF guard. */
-const DIRECT: EgressState = { proxyFor: () => Promise.resolve(null) };
-
 export async function createTools(deps: ToolsDeps): Promise<Tools> {
   const { config } = deps;
   const workspaces = new Workspaces(path.resolve(config.tools.workspaceDir ?? path.join(config.store.path, 'workspaces')));
   const web = createWebAccess(config.tools.allowHosts);
-  const toolDeps = { config, store: deps.store, logger: deps.logger, now: deps.now, workspaces, fetch: web.fetch, egress: DIRECT };
+  const toolDeps = {
+    config,
+    store: deps.store,
+    logger: deps.logger,
+    now: deps.now,
+    workspaces,
+    fetch: web.fetch,
+    egress: new ConversationEgress(config, deps.store, deps.now),
+  };
   const registry = await ToolRegistry.create(toolDeps, deps.factories ?? HOSTED_TOOL_FACTORIES);
   const mcp: McpAccess | null = null;
   const loop = new ToolLoop({ registry, mcp, workspaces, config: config.tools, store: deps.store, metrics: deps.metrics, logger: deps.logger });

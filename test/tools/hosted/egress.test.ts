@@ -42,7 +42,8 @@ function profilesDocument(proxy: FakeProxy, socks: FakeProxy): Record<string, un
 describe('egress profiles: svc_vpn_connect, svc_vpn_disconnect, and the web tools going through them', function () {
   this.timeout(60_000);
   let site: LoopbackServer;
-  let siteHits = 0;
+  /** How each request reached the site: by the HTTP proxy's connection, the SOCKS proxy's, or directly. */
+  const arrivals: Array<'http-proxy' | 'socks' | 'direct'> = [];
   let elsewhere: LoopbackServer;
   let proxy: FakeProxy;
   let socks: FakeProxy;
@@ -52,8 +53,9 @@ describe('egress profiles: svc_vpn_connect, svc_vpn_disconnect, and the web tool
   let download: HostedTool;
 
   before(async () => {
-    site = await listenOnLoopback(async (_req, res) => {
-      siteHits += 1;
+    site = await listenOnLoopback(async (req, res) => {
+      const port = req.socket.remotePort;
+      arrivals.push(proxy.carries(port) ? 'http-proxy' : socks.carries(port) ? 'socks' : 'direct');
       res.writeHead(200, { 'content-type': 'text/plain' }).end('hello');
     });
     elsewhere = await listenOnLoopback(async (_req, res) => {
@@ -87,39 +89,41 @@ describe('egress profiles: svc_vpn_connect, svc_vpn_disconnect, and the web tool
 
   it('downloads through the HTTP proxy after svc_vpn_connect, and directly after svc_vpn_disconnect', async () => {
     const ctx = bed.ctx(conversationId());
-    const before = proxy.forwarded.length;
-    const hitsBefore = siteHits;
+    const from = arrivals.length;
 
     const connected = await connect.execute({ profile: 'office' }, ctx);
     assert.equal(connected.output, `Connected to egress profile "office" (Head office VPN): this conversation's web traffic now goes out through it.`);
     await download.execute({ url: `${site.origin}/a.txt` }, ctx);
-    assert.equal(proxy.forwarded.length, before + 1, 'the download went through the proxy');
-    assert.match(proxy.forwarded.at(-1) ?? '', new RegExp(`${new URL(site.origin).host}`));
-    assert.equal(siteHits, hitsBefore + 1);
+    // A second download reuses the proxy's kept-alive tunnel: still through the proxy.
+    await download.execute({ url: `${site.origin}/a2.txt` }, ctx);
+    assert.match(proxy.forwarded.at(-1) ?? '', new RegExp(`^CONNECT ${new URL(site.origin).host}$`));
 
     assert.equal((await disconnect.execute({}, ctx)).output, 'Disconnected from egress profile "office": web traffic now goes out directly.');
     await download.execute({ url: `${site.origin}/b.txt` }, ctx);
-    assert.equal(proxy.forwarded.length, before + 1, 'not through the proxy any more');
-    assert.equal(siteHits, hitsBefore + 2, 'but the site was reached, directly');
+    assert.deepEqual(arrivals.slice(from), ['http-proxy', 'http-proxy', 'direct']);
   });
 
   it('goes through a SOCKS5 proxy (username/password) the same way', async () => {
     const ctx = bed.ctx(conversationId());
     const before = socks.forwarded.length;
+    const from = arrivals.length;
     await connect.execute({ profile: 'socks' }, ctx);
     const { output } = await download.execute({ url: `${site.origin}/c.txt` }, ctx);
     assert.match(output, /^Saved downloads\/c\.txt \(5 bytes, text\/plain\)/);
     assert.deepEqual(socks.forwarded.slice(before), [`CONNECT ${new URL(site.origin).host}`]);
     await disconnect.execute({}, ctx);
+    await download.execute({ url: `${site.origin}/c2.txt` }, ctx);
+    assert.deepEqual(arrivals.slice(from), ['socks', 'direct']);
   });
 
   it('is per conversation: another conversation of the organization still goes out directly', async () => {
     const connected = bed.ctx(conversationId());
     const other = bed.ctx(conversationId());
     await connect.execute({ profile: 'office' }, connected);
-    const before = proxy.forwarded.length;
+    const from = arrivals.length;
     await download.execute({ url: `${site.origin}/d.txt` }, other);
-    assert.equal(proxy.forwarded.length, before);
+    await download.execute({ url: `${site.origin}/d.txt` }, connected);
+    assert.deepEqual(arrivals.slice(from), ['direct', 'http-proxy']);
     assert.equal(await bed.deps.egress.proxyFor('acme', other.conversationId), null);
   });
 
@@ -173,10 +177,10 @@ describe('egress profiles: svc_vpn_connect, svc_vpn_disconnect, and the web tool
     const edited = testConfig();
     const egress = new ConversationEgress(edited, bed.deps.store);
     await rejectsWith(egress.proxyFor('acme', ctx.conversationId), /connected to egress profile "office", which this organization no longer has/);
-    const before = siteHits;
+    const before = arrivals.length;
     const downloadWithEdited = webDownloadTool({ ...bed.deps, config: { ...bed.deps.config }, egress }).tools[0]!;
     await rejectsWith(downloadWithEdited.execute({ url: `${site.origin}/g.txt` }, ctx), /no longer has/);
-    assert.equal(siteHits, before, 'nothing was fetched');
+    assert.equal(arrivals.length, before, 'nothing was fetched');
   });
 
   it("forget() drops the conversation's choice", async () => {

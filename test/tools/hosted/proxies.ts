@@ -12,6 +12,11 @@ export interface FakeProxy {
   readonly forwarded: string[];
   /** Requests refused for missing or wrong credentials. */
   refused: number;
+  /**
+   * Whether a connection the target sees, by its remote port, is one this proxy opened. Tunnels are
+   * kept alive and reused, so a target's request counts as proxied by its connection, not by a CONNECT.
+   */
+  carries(remotePort: number | undefined): boolean;
   close(): Promise<void>;
 }
 
@@ -24,6 +29,19 @@ function trackSockets(server: Server | TcpServer): Set<Socket> {
   return sockets;
 }
 
+/** Remembers an upstream connection's local port while it is open (the port the target sees). */
+function trackUpstream(upstream: Socket, upstreamSockets: Set<Socket>, ports: Set<number>): void {
+  upstreamSockets.add(upstream);
+  if (upstream.localPort !== undefined) ports.add(upstream.localPort);
+  upstream.on('connect', () => {
+    if (upstream.localPort !== undefined) ports.add(upstream.localPort);
+  });
+  upstream.on('close', () => {
+    upstreamSockets.delete(upstream);
+    if (upstream.localPort !== undefined) ports.delete(upstream.localPort);
+  });
+}
+
 async function closeServer(server: Server | TcpServer, sockets: Set<Socket>, extra: Set<Socket>): Promise<void> {
   for (const socket of [...sockets, ...extra]) socket.destroy();
   server.close();
@@ -34,6 +52,7 @@ async function closeServer(server: Server | TcpServer, sockets: Set<Socket>, ext
 export async function startHttpProxy(user: string, password: string): Promise<FakeProxy> {
   const expected = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
   const upstreamSockets = new Set<Socket>();
+  const ports = new Set<number>();
   const state = { refused: 0 };
   const forwarded: string[] = [];
   const server = createServer((req, res) => {
@@ -46,10 +65,12 @@ export async function startHttpProxy(user: string, password: string): Promise<Fa
     const target = new URL(req.url ?? '');
     const headers = { ...req.headers };
     delete headers['proxy-authorization'];
-    const upstream = httpRequest(target, { method: req.method, headers }, (answer) => {
+    // agent: false, one connection per request: the target sees it as this proxy's by its port.
+    const upstream = httpRequest(target, { method: req.method, headers, agent: false }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
     });
+    upstream.on('socket', (socket) => trackUpstream(socket, upstreamSockets, ports));
     upstream.on('error', () => res.destroy());
     req.pipe(upstream);
   });
@@ -67,8 +88,7 @@ export async function startHttpProxy(user: string, password: string): Promise<Fa
       upstream.pipe(client);
       client.pipe(upstream);
     });
-    upstreamSockets.add(upstream);
-    upstream.on('close', () => upstreamSockets.delete(upstream));
+    trackUpstream(upstream, upstreamSockets, ports);
     upstream.on('error', () => client.destroy());
     client.on('error', () => upstream.destroy());
   });
@@ -85,6 +105,7 @@ export async function startHttpProxy(user: string, password: string): Promise<Fa
     set refused(value: number) {
       state.refused = value;
     },
+    carries: (remotePort) => remotePort !== undefined && ports.has(remotePort),
     close: () => closeServer(server, sockets, upstreamSockets),
   };
 }
@@ -92,6 +113,7 @@ export async function startHttpProxy(user: string, password: string): Promise<Fa
 /** A SOCKS5 proxy wanting username/password authentication. */
 export async function startSocksProxy(user: string, password: string): Promise<FakeProxy> {
   const upstreamSockets = new Set<Socket>();
+  const ports = new Set<number>();
   const state = { refused: 0 };
   const forwarded: string[] = [];
   const server = createTcpServer((client) => {
@@ -150,8 +172,7 @@ export async function startSocksProxy(user: string, password: string): Promise<F
             upstream.pipe(client);
             client.pipe(upstream);
           });
-          upstreamSockets.add(upstream);
-          upstream.on('close', () => upstreamSockets.delete(upstream));
+          trackUpstream(upstream, upstreamSockets, ports);
           upstream.on('error', () => client.end(Buffer.from([0x05, 0x05, 0x00, 0x01, 0, 0, 0, 0, 0, 0])));
           return;
         } else {
@@ -174,6 +195,7 @@ export async function startSocksProxy(user: string, password: string): Promise<F
     set refused(value: number) {
       state.refused = value;
     },
+    carries: (remotePort) => remotePort !== undefined && ports.has(remotePort),
     close: () => closeServer(server, sockets, upstreamSockets),
   };
 }
