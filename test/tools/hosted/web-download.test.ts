@@ -1,7 +1,7 @@
 // svc_web_download on its real backend: the SSRF-guarded fetch into a real workspace, against a fake
 // web server on 127.0.0.1 (allow-listed by host:port, so every other local address stays private).
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { webDownloadTool } from '../../../src/tools/hosted/web-download';
 import { ToolFailure, type HostedTool } from '../../../src/tools/types';
@@ -113,6 +113,12 @@ describe('svc_web_download', function () {
     const ctx = bed.ctx(conversationId());
     const { output } = await download.execute({ url: `${site.origin}/attachment` }, ctx);
     assert.equal(output, `Saved downloads/quarterly_report.pdf (8 bytes, application/pdf) from ${site.origin}/attachment.`);
+  });
+
+  it('refuses to replace a directory by a download', async () => {
+    const ctx = bed.ctx(conversationId());
+    await mkdir(path.join(await ctx.workspace.ensure(), 'inbox', 'report.csv'), { recursive: true });
+    await rejectsWith(download.execute({ url: `${site.origin}/report.csv`, path: 'inbox/' }, ctx), /^inbox\/report\.csv is a directory\.$/);
   });
 
   it('refuses paths that leave the workspace, before downloading', async () => {

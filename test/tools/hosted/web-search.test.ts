@@ -2,7 +2,7 @@
 // (SearxNG /search?format=json, Brave /res/v1/web/search, Tavily POST /search), errors included.
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
-import { webSearchTool } from '../../../src/tools/hosted/web-search';
+import { formatHits, webSearchTool } from '../../../src/tools/hosted/web-search';
 import { ToolFailure, type HostedTool } from '../../../src/tools/types';
 import { listenOnLoopback, readBody, type LoopbackServer } from '../../fixtures/upstreams/loopback-server';
 import { conversationId, openToolBed, type ToolBed } from './tool-bed';
@@ -275,6 +275,13 @@ describe('svc_web_search', function () {
 
   it('fails clearly for an organization without web search configured', async () => {
     await rejectsWith(run('none', { query: 'x' }), /^Web search is not configured for this organization/);
+  });
+
+  it('shows a snippet up to 600 characters, whitespace collapsed, and says when it was cut', () => {
+    const output = formatHits('q', [{ title: ' A\n title ', url: 'https://a.example/', snippet: `${'word '.repeat(200)}` }]);
+    const snippetLine = output.split('\n').at(-1)!;
+    assert.equal(snippetLine, `   ${'word '.repeat(120).slice(0, 600)}…`);
+    assert.match(output, /^Results for "q":\n\n1\. A title\n {3}https:\/\/a\.example\/\n/);
   });
 
   it('checks its arguments', async () => {

@@ -78,7 +78,6 @@ export const webDownloadTool: HostedToolFactory = (deps) => {
           }
 
           const target = await targetPath(ctx, requested, downloadFileName(response.url, response.headers['content-disposition']));
-          if (target === (await ctx.workspace.ensure())) throw new ToolFailure('Name a file to save to, not the workspace itself.');
           await mkdir(path.dirname(target), { recursive: true });
           // Checked again once the directories exist: a link made meanwhile is still refused.
           await ctx.workspace.resolve(ctx.workspace.relative(target));
