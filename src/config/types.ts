@@ -226,6 +226,15 @@ export interface ToolsConfig {
   allowHosts: string[];
   /** svc_web_download's limits. */
   webDownload: { maxBytes: number; timeoutMs: number };
+  mcp: McpClientConfig;
+}
+
+/** The MCP client of Responses `mcp` tools (config schema `tools.mcp`). */
+export interface McpClientConfig {
+  callTimeoutMs: number;
+  connectTimeoutMs: number;
+  idleTimeoutMs: number;
+  maxResponseBytes: number;
 }
 
 export interface GatewayConfig {
