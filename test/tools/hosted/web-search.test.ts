@@ -5,9 +5,18 @@ import type { IncomingMessage } from 'node:http';
 import { formatHits, webSearchTool } from '../../../src/tools/hosted/web-search';
 import { ToolFailure, type HostedTool } from '../../../src/tools/types';
 import { listenOnLoopback, readBody, type LoopbackServer } from '../../fixtures/upstreams/loopback-server';
+import { startHttpProxy } from './proxies';
 import { conversationId, openToolBed, type ToolBed } from './tool-bed';
 
+function restoreEnv(saved: { http: string | undefined; no: string | undefined }): void {
+  if (saved.http === undefined) delete process.env['HTTP_PROXY'];
+  else process.env['HTTP_PROXY'] = saved.http;
+  if (saved.no === undefined) delete process.env['NO_PROXY'];
+  else process.env['NO_PROXY'] = saved.no;
+}
+
 interface SeenRequest {
+  remotePort: number | undefined;
   method: string;
   url: string;
   headers: IncomingMessage['headers'];
@@ -107,7 +116,7 @@ describe('svc_web_search', function () {
   before(async () => {
     api = await listenOnLoopback(async (req, res) => {
       const body = await readBody(req);
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      seen.push({ remotePort: req.socket.remotePort, method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
       const url = new URL(req.url ?? '/', 'http://x');
       const json = (status: number, value: unknown): void => {
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
@@ -271,6 +280,25 @@ describe('svc_web_search', function () {
       assert.ok(!message.includes('tvly-leaky'));
       assert.ok(!bed.logs.join('\n').includes('tvly-leaky'), 'nor does a log line');
     });
+  });
+
+  it('goes out like provider calls: through the corporate proxy of HTTP_PROXY when one is set', async () => {
+    const proxy = await startHttpProxy('corp', 'corp-pass');
+    const saved = { http: process.env['HTTP_PROXY'], no: process.env['NO_PROXY'] };
+    process.env['HTTP_PROXY'] = `http://corp:corp-pass@${proxy.hostPort}`;
+    process.env['NO_PROXY'] = '';
+    const set = webSearchTool(bed.deps); // the dispatcher reads the environment when the tool is made
+    try {
+      restoreEnv(saved);
+      const { output } = await set.tools[0]!.execute({ query: 'via corp' }, bed.ctx(conversationId(), 'searx'));
+      assert.match(output, /^Results for "via corp":/);
+      assert.equal(proxy.forwarded.length, 1, 'the search went through the proxy');
+      assert.ok(proxy.carries(seen.at(-1)!.remotePort));
+    } finally {
+      restoreEnv(saved);
+      await set.close?.();
+      await proxy.close();
+    }
   });
 
   it('fails clearly for an organization without web search configured', async () => {

@@ -1,11 +1,13 @@
 // svc_web_search: the organization's search API (organizations[].tools.webSearch: SearxNG, Brave
 // Search or Tavily, one adapter file each), results as a numbered list of title, URL and snippet. The
-// API's URL is the operator's, so it is trusted and fetched directly (not through the SSRF guard, nor
-// the conversation's egress profile: an intranet SearxNG must stay reachable); the result URLs are
+// API's URL is the operator's, so it is trusted and reached the way provider calls are (directly, or
+// through the corporate proxy of HTTPS_PROXY / HTTP_PROXY / NO_PROXY when one is set), not through the
+// SSRF guard nor the conversation's egress profile (an intranet SearxNG must stay reachable); the result URLs are
 // passed on untouched. An organization without webSearch is offered the tool like any other (the
 // catalog is the same for all) and the call fails saying search is not configured.
-import { Agent, request } from 'undici';
+import { request } from 'undici';
 import type { WebSearchConfig, WebSearchProvider } from '../../../config/types';
+import { createUpstreamDispatcher } from '../../../providers/http/upstream-dispatcher';
 import { ToolFailure, type HostedToolFactory, type ToolCallContext } from '../../types';
 import { SearchAnswerError, type SearchAdapter, type SearchHit } from './adapter';
 import { braveAdapter } from './brave';
@@ -26,7 +28,8 @@ const MAX_ANSWER_BYTES = 2 * 1024 * 1024;
 const MAX_SNIPPET_CHARS = 600;
 
 export const webSearchTool: HostedToolFactory = (deps) => {
-  const agent = new Agent({ keepAliveTimeout: 10_000 });
+  // Time limits are the call's own (settings.timeoutMs); the dispatcher's only bound the connect.
+  const agent = createUpstreamDispatcher({ connectMs: 10_000, keepAliveMs: 10_000, http2: false });
 
   async function search(settings: WebSearchConfig, query: string, count: number, ctx: ToolCallContext): Promise<SearchHit[]> {
     const adapter = SEARCH_ADAPTERS[settings.provider];
