@@ -49,7 +49,6 @@ export function viewerOf(principal: Principal): FileViewer {
  */
 export function cleanFilename(raw: string): string {
   const last = raw.split(/[\\/]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex
   const cleaned = last.replace(/[\u0000-\u001f\u007f]/g, '').trim();
   const name = cleaned === '' || cleaned === '.' || cleaned === '..' ? 'file' : cleaned;
   if (name.length <= MAX_FILENAME_CHARS) return name;

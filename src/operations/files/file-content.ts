@@ -11,7 +11,6 @@ import type { Reply } from '../types';
  * Latin-1 `filename`, the library's default for such names, is decoded differently by clients).
  */
 function asciiFallback(name: string): string {
-  // eslint-disable-next-line no-control-regex
   return name
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
