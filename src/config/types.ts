@@ -204,6 +204,15 @@ export interface ToolsConfig {
   disabled: string[];
   /** Hosts request- and tool-supplied URLs may reach past the SSRF guard. */
   allowHosts: string[];
+  mcp: McpClientConfig;
+}
+
+/** The MCP client of Responses `mcp` tools (config schema `tools.mcp`). */
+export interface McpClientConfig {
+  callTimeoutMs: number;
+  connectTimeoutMs: number;
+  idleTimeoutMs: number;
+  maxResponseBytes: number;
 }
 
 /** Stored files: the Files API and the stored-file tools. */
