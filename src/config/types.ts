@@ -16,6 +16,8 @@ export interface ServerConfig {
   shutdownGraceMs: number;
   /** Trust X-Forwarded-* headers (behind a reverse proxy). */
   trustProxy: boolean;
+  /** The gateway's address as users reach it, for links it hands out (absent: from the request, else host:port). */
+  publicUrl?: string;
 }
 
 export interface StoreConfig {
@@ -237,6 +239,18 @@ export interface McpClientConfig {
   maxResponseBytes: number;
 }
 
+/** Stored files: the Files API and the stored-file tools. */
+export interface FilesConfig {
+  /** Largest stored file, in bytes (uploads and shared workspace files). */
+  maxBytes: number;
+  /** Lifetime of a share link when the call names none. */
+  shareTtlSeconds: number;
+  /** Longest lifetime a share link may be given. */
+  maxShareTtlSeconds: number;
+  /** Key that signs share links; absent: generated once and kept in the store's settings. */
+  shareSecret?: string;
+}
+
 export interface GatewayConfig {
   server: ServerConfig;
   store: StoreConfig;
@@ -246,6 +260,7 @@ export interface GatewayConfig {
   evaluation: EvaluationConfig;
   responses: ResponsesConfig;
   tools: ToolsConfig;
+  files: FilesConfig;
   organizations: OrganizationConfig[];
   agents: AgentConfig[];
   plugins: Record<string, PluginToggle>;

@@ -5,6 +5,7 @@ import type { Store } from '../port';
 import { mongoAgents } from './agents-repository';
 import { collectionsOf, date, type Collections } from './collections';
 import { mongoConversations } from './conversations-repository';
+import { mongoFiles } from './files-repository';
 import { composedTurns } from '../composed-turns';
 import { mongoGroups, mongoKeys, mongoOrganizations, mongoSettings, mongoUsers } from './identity-repositories';
 import { mongoAudit, mongoResponses, mongoSteps, mongoUsage } from './records-repositories';
@@ -12,8 +13,13 @@ import { mongoRuns } from './runs-repository';
 import { mongoToolState, pruneToolState } from './tool-state-repository';
 
 /** Bumped when the index set below changes; recorded in schema_migrations like the SQL stores. */
-const SCHEMA_VERSION = 3;
-const SCHEMA_NAMES: Record<number, string> = { 1: 'initial indexes', 2: 'response leases and expiry index', 3: 'hosted tool state per conversation' };
+const SCHEMA_VERSION = 4;
+const SCHEMA_NAMES: Record<number, string> = {
+  1: 'initial indexes',
+  2: 'response leases and expiry index',
+  3: 'stored files',
+  4: 'hosted tool state per conversation',
+};
 /** Documents deleted per prune round trip. */
 const PRUNE_BATCH = 1000;
 
@@ -50,6 +56,8 @@ async function createIndexes(c: Collections): Promise<void> {
     // A conversation's tool state is forgotten by conversation; the retention prune reads updatedAt.
     c.toolState.createIndex({ conversationId: 1 }),
     c.toolState.createIndex({ updatedAt: 1 }),
+    // Listing an organization's files in creation order (keyset on createdAt, _id).
+    c.files.createIndex({ orgId: 1, createdAt: 1, _id: 1 }),
   ]);
   // Read by nothing since responses expire by expiresAt (absent on a new database: nothing to drop).
   await c.responses.dropIndex('createdAt_1').catch(() => undefined);
@@ -139,6 +147,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
     usage: mongoUsage(c),
     settings: mongoSettings(c),
     toolState: mongoToolState(c),
+    files: mongoFiles(db, c),
     async migrate() {
       await createIndexes(c);
     },
