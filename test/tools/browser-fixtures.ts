@@ -105,7 +105,7 @@ export async function startSite(privatePort: number): Promise<{ port: number; or
         case '/private-img':
           return html(
             res,
-            `<title>Public page</title><p>Pictures</p>
+            `<title>Public page</title><p>Pictures</p><a id="inside" href="http://localhost:${privatePort}/inside">Intranet</a>
             <img src="http://127.0.0.1:${privatePort}/literal.png"><img src="http://localhost:${privatePort}/named.png">
             <script>try { new WebSocket('ws://127.0.0.1:${privatePort}/ws'); } catch (e) {}</script>`,
           );

@@ -212,6 +212,16 @@ describe('browser tools (headless Chromium)', function () {
       assert.equal(hidden.connections(), connections, 'no connection reached the private server');
     });
 
+    it('a click that leads to a private address is refused, saying so', async () => {
+      const connections = hidden.connections();
+      await call('svc_browser_control', 'conv-inside', { action: 'navigate', url: `${site.origin}/private-img` });
+      await refused(
+        call('svc_browser_control', 'conv-inside', { action: 'click', selector: '#inside' }),
+        /^The navigation to http:\/\/localhost:\d+\/inside was refused: localhost is not reachable from this gateway/,
+      );
+      assert.equal(hidden.connections(), connections);
+    });
+
     it('refuses a redirect to a private address (a hop the route handler never sees: the guard proxy stops it)', async () => {
       const connections = hidden.connections();
       await refused(
