@@ -64,7 +64,7 @@ export async function startSite(privatePort: number): Promise<{ port: number; or
           return html(
             res,
             `<title>Home</title><h1>Welcome home</h1><p style="display:none">hidden-words</p>
-            <a id="next" href="/second">Next page</a>
+            <a id="next" href="/second">Next page</a> <a id="popup" href="/second" target="_blank">In a new tab</a>
             <button id="reveal" onclick="document.getElementById('out').textContent = 'Revealed by click'">Reveal</button>
             <div id="out"></div>
             <form method="post" action="/submit"><input id="q" name="q"><button id="send" type="submit">Send</button></form>`,
@@ -114,6 +114,9 @@ export async function startSite(privatePort: number): Promise<{ port: number; or
           return;
         case '/long':
           return html(res, `<title>Long</title><p>${'lorem '.repeat(1000)}</p><p id="short">the short part</p>`);
+        case '/busy':
+          // Loaded, then a script that never yields.
+          return html(res, '<title>Busy</title><p>spinning</p><script>setTimeout(() => { for (;;) {} }, 50);</script>');
         case '/tall':
           return html(res, '<title>Tall</title><div style="height: 20000px; background: linear-gradient(red, blue)">tall</div>');
         case '/pixel.png':

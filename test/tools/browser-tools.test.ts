@@ -74,6 +74,27 @@ describe('browser tools (headless Chromium)', function () {
     assert.match(back.output, /^Title: Home/);
   });
 
+  it('a link that opens a new tab: the new page is the one shown and acted on', async () => {
+    await call('svc_browser_control', 'conv-popup', { action: 'navigate', url: `${site.origin}/` });
+    const opened = await call('svc_browser_control', 'conv-popup', { action: 'click', selector: '#popup' });
+    assert.match(opened.output, /^Title: Second\nURL: .*\/second\n/);
+    const text = await call('svc_browser_control', 'conv-popup', { action: 'get_text', selector: 'p' });
+    assert.match(text.output, /You reached the second page/);
+  });
+
+  it('a page whose script never yields fails the call after actionTimeoutMs instead of holding the session', async () => {
+    try {
+      const started = Date.now();
+      await refused(
+        call('svc_browser_control', 'conv-busy', { action: 'navigate', url: `${site.origin}/busy` }),
+        /Reading the page took longer than 4000 ms: the page's script is busy/,
+      );
+      assert.ok(Date.now() - started < 15_000);
+    } finally {
+      await set.forget?.('conv-busy');
+    }
+  });
+
   it('types into a form and submits it: the POST is captured and exported as a curl command that reproduces it', async () => {
     await call('svc_browser_control', 'conv-form', { action: 'navigate', url: `${site.origin}/set-cookie` });
     await call('svc_browser_control', 'conv-form', { action: 'navigate', url: `${site.origin}/` });

@@ -7,13 +7,14 @@ import type { BrowserToolsConfig } from '../../../config/types';
 import { ToolFailure, type HostedTool } from '../../types';
 import { checkUrl, type HostAllowList } from '../../web-access';
 import type { BrowserPool } from './pool';
-import { playwrightMessage, refusalReason } from './session';
+import { bounded, playwrightMessage, refusalReason } from './session';
 
 const ACTIONS = ['navigate', 'click', 'type', 'press', 'select', 'scroll', 'back', 'forward', 'reload', 'get_text', 'wait_for'] as const;
 type Action = (typeof ACTIONS)[number];
 
-/** The page's rendered text (what a reader sees: hidden elements are left out). */
-const VISIBLE_TEXT = 'document.body ? document.body.innerText : (document.documentElement ? document.documentElement.textContent || "" : "")';
+/** The page's title and rendered text (what a reader sees: hidden elements are left out), in one evaluation. */
+const SNAPSHOT =
+  '({ title: document.title, text: document.body ? document.body.innerText : (document.documentElement ? document.documentElement.textContent || "" : "") })';
 
 export function stringArg(args: Record<string, unknown>, name: string): string {
   const value = args[name];
@@ -65,6 +66,35 @@ async function settle(page: Page, config: BrowserToolsConfig): Promise<string | 
   }
 }
 
+/** How long after a click a new tab (target=_blank, window.open) may still appear. */
+const POPUP_GRACE_MS = 400;
+
+/** Watches for a tab the page opens from now on; settled() waits a short grace for it after the action. */
+function popupAfter(page: Page): { settled(): Promise<Page | null> } {
+  let opened: Page | null = null;
+  let notify: ((popup: Page) => void) | null = null;
+  const onPopup = (popup: Page): void => {
+    opened = popup;
+    notify?.(popup);
+  };
+  page.on('popup', onPopup);
+  return {
+    async settled() {
+      if (!opened) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, POPUP_GRACE_MS);
+          notify = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      page.off('popup', onPopup);
+      return opened;
+    },
+  };
+}
+
 async function act(action: Action, args: Record<string, unknown>, page: Page, config: BrowserToolsConfig, allow: HostAllowList): Promise<string> {
   switch (action) {
     case 'navigate': {
@@ -76,7 +106,10 @@ async function act(action: Action, args: Record<string, unknown>, page: Page, co
     }
     case 'click': {
       const selector = stringArg(args, 'selector');
+      const popup = popupAfter(page);
       await page.click(selector);
+      const opened = await popup.settled();
+      if (opened) return [`Clicked ${selector}; it opened a new tab, shown here.`, await settle(opened, config)].filter(Boolean).join(' ');
       return [`Clicked ${selector}.`, await settle(page, config)].filter(Boolean).join(' ');
     }
     case 'type': {
@@ -130,8 +163,13 @@ async function act(action: Action, args: Record<string, unknown>, page: Page, co
 }
 
 async function describePage(page: Page, config: BrowserToolsConfig, note: string, selector?: string): Promise<string> {
-  const title = await readPage(page, () => page.title()).catch(() => '');
-  const text = selector ? await page.locator(selector).first().innerText() : String(await readPage(page, () => page.evaluate<unknown>(VISIBLE_TEXT)));
+  const snapshot = await bounded(
+    readPage(page, () => page.evaluate<{ title: unknown; text: unknown }>(SNAPSHOT)),
+    config.actionTimeoutMs,
+    'Reading the page',
+  );
+  const title = String(snapshot.title);
+  const text = selector ? await page.locator(selector).first().innerText() : String(snapshot.text);
   const hint = selector ? 'narrow the selector' : 'use get_text with a selector to read a part';
   const header = [`Title: ${title}`, `URL: ${page.url()}`, ...(note ? [note] : [])];
   return `${header.join('\n')}\n\n${cut(text, config.maxTextChars, hint)}`;

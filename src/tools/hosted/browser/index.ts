@@ -13,7 +13,7 @@ import { browserControl } from './control';
 import { curlCommand, isTextBody } from './curl';
 import { describeRequest } from './network-log';
 import { BrowserPool } from './pool';
-import { playwrightMessage } from './session';
+import { bounded, playwrightMessage } from './session';
 
 /** Where in the workspace screenshots and request bodies go. */
 const BROWSER_DIR = 'browser';
@@ -48,13 +48,18 @@ function screenshot(pool: BrowserPool, config: BrowserToolsConfig, now: () => Da
             let clip: { x: number; y: number; width: number; height: number } | undefined;
             if (fullPage) {
               const height = Number(
-                await page.evaluate<unknown>('Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0)'),
+                await bounded(
+                  page.evaluate<unknown>('Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0)'),
+                  config.actionTimeoutMs,
+                  'Measuring the page',
+                ),
               );
               if (height > config.maxScreenshotHeight)
                 clip = { x: 0, y: 0, width: page.viewportSize()?.width ?? config.viewportWidth, height: config.maxScreenshotHeight };
             }
             png = await page.screenshot({ type: 'png', fullPage, ...(clip ? { clip } : {}) });
           } catch (err) {
+            if (err instanceof ToolFailure) throw err;
             throw new ToolFailure(`The screenshot failed: ${playwrightMessage(err)}`);
           }
           taken += 1;

@@ -62,13 +62,16 @@ export class BrowserPool {
     session.busy += 1;
     if (session.idleTimer) clearTimeout(session.idleTimer);
     try {
-      const proxyUrl = await this.egress.proxyFor(ctx.orgId, ctx.conversationId);
-      try {
-        session.proxy.setUpstream(proxyUrl);
-      } catch (err) {
-        throw new ToolFailure(err instanceof Error ? err.message : String(err));
-      }
-      return await session.run(ctx.signal, () => work(session));
+      return await session.run(ctx.signal, async () => {
+        // Asked inside the session's turn: a change of egress must not cut an earlier call's connections.
+        const proxyUrl = await this.egress.proxyFor(ctx.orgId, ctx.conversationId);
+        try {
+          session.proxy.setUpstream(proxyUrl);
+        } catch (err) {
+          throw new ToolFailure(err instanceof Error ? err.message : String(err));
+        }
+        return work(session);
+      });
     } finally {
       session.busy -= 1;
       session.lastUsed = Date.now();

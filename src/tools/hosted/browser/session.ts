@@ -34,6 +34,18 @@ export function playwrightMessage(err: unknown): string {
   return (message.split('\nCall log:')[0] ?? message).trim().split('\n').slice(0, 3).join(' ');
 }
 
+/**
+ * Script evaluation has no time limit of its own in Playwright: a page whose script never yields would
+ * hold the session forever. This bounds it (the evaluation itself ends when the page or context does).
+ */
+export function bounded<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ToolFailure(`${what} took longer than ${ms} ms: the page's script is busy.`)), ms);
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}
+
 export class BrowserSession {
   readonly network: NetworkLog;
   /** Calls in flight or waiting (the pool closes only an idle session). */
