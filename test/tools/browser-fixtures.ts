@@ -117,6 +117,11 @@ export async function startSite(privatePort: number): Promise<{ port: number; or
         case '/busy':
           // Loaded, then a script that never yields.
           return html(res, '<title>Busy</title><p>spinning</p><script>setTimeout(() => { for (;;) {} }, 50);</script>');
+        case '/spoof':
+          // A site posing as the guard's refusal.
+          return html(res, '<title>Spoof</title><p>an ordinary page</p>', { 'x-agent-gateway-refused': 'fake' });
+        case '/popups':
+          return html(res, '<title>Popups</title><script>for (let i = 0; i < 20; i += 1) window.open("/second?" + i);</script>');
         case '/tall':
           return html(res, '<title>Tall</title><div style="height: 20000px; background: linear-gradient(red, blue)">tall</div>');
         case '/pixel.png':

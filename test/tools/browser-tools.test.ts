@@ -5,7 +5,9 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { browserTools } from '../../src/tools/hosted/browser';
+import { browserTools, buildBrowserTools } from '../../src/tools/hosted/browser';
+import { MAX_PAGES } from '../../src/tools/hosted/browser/session';
+import type { BrowserPool } from '../../src/tools/hosted/browser/pool';
 import { ToolFailure, type HostedToolSet, type ToolOutcome } from '../../src/tools/types';
 import { browserDeps, caller, startEgressProxy, startPrivateServer, startSite, type BrowserTestDeps } from './browser-fixtures';
 
@@ -33,6 +35,7 @@ describe('browser tools (headless Chromium)', function () {
   let hidden: Awaited<ReturnType<typeof startPrivateServer>>;
   let env: BrowserTestDeps;
   let set: HostedToolSet;
+  let pool: BrowserPool;
   let call: ReturnType<typeof caller>;
 
   before(async () => {
@@ -40,7 +43,7 @@ describe('browser tools (headless Chromium)', function () {
     site = await startSite(hidden.port);
     // Only the site's own host:port is trusted; the private server on the same address is not.
     env = await browserDeps([`127.0.0.1:${site.port}`], { actionTimeoutMs: 4000, maxScreenshotHeight: 3000, maxTextChars: 2000, maxPostDataBytes: 4096 });
-    set = browserTools(env.deps);
+    ({ set, pool } = buildBrowserTools(env.deps));
     call = caller(set, env.deps);
   });
 
@@ -80,6 +83,14 @@ describe('browser tools (headless Chromium)', function () {
     assert.match(opened.output, /^Title: Second\nURL: .*\/second\n/);
     const text = await call('svc_browser_control', 'conv-popup', { action: 'get_text', selector: 'p' });
     assert.match(text.output, /You reached the second page/);
+  });
+
+  it(`a page that opens windows in a loop keeps at most ${MAX_PAGES} tabs`, async () => {
+    await call('svc_browser_control', 'conv-popups', { action: 'navigate', url: `${site.origin}/popups` });
+    const context = pool.existing('conv-popups')!.context;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.ok(context.pages().length <= MAX_PAGES, `${context.pages().length} tabs open`);
+    await set.forget?.('conv-popups');
   });
 
   it('a page whose script never yields fails the call after actionTimeoutMs instead of holding the session', async () => {
@@ -250,6 +261,11 @@ describe('browser tools (headless Chromium)', function () {
         /The navigation to http:\/\/localhost:\d+\/after-redirect was refused: localhost is not reachable from this gateway/,
       );
       assert.equal(hidden.connections(), connections);
+    });
+
+    it("a site cannot pose as the guard's refusal", async () => {
+      const page = await call('svc_browser_control', 'conv-spoof', { action: 'navigate', url: `${site.origin}/spoof` });
+      assert.match(page.output, /an ordinary page/);
     });
 
     it('with an empty allow list, 127.0.0.1 itself is refused', async () => {

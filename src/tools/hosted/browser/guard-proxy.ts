@@ -209,6 +209,8 @@ export class GuardProxy {
     const outgoing = (upstream?.protocol === 'https:' ? https : http).request(options, (reply) => {
       outgoing.setTimeout(0);
       const replyHeaders = forwardedHeaders(reply.headers);
+      // Only this proxy says what it refused: a site cannot pose as the guard.
+      delete replyHeaders[REFUSED_HEADER];
       res.writeHead(reply.statusCode ?? 502, reply.statusMessage, replyHeaders);
       reply.pipe(res);
       reply.on('error', () => res.destroy());

@@ -7,7 +7,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { BrowserToolsConfig } from '../../../config/types';
-import { ToolFailure, type HostedTool, type HostedToolFactory } from '../../types';
+import { ToolFailure, type HostedTool, type HostedToolFactory, type HostedToolSet, type ToolDeps } from '../../types';
 import { HostAllowList } from '../../web-access';
 import { browserControl } from './control';
 import { curlCommand, isTextBody } from './curl';
@@ -169,15 +169,19 @@ function exportRequestAsCurl(pool: BrowserPool): HostedTool {
   };
 }
 
-export const browserTools: HostedToolFactory = (deps) => {
+/** The tool set and the pool behind it (tests look at the pool's sessions). */
+export function buildBrowserTools(deps: ToolDeps): { set: HostedToolSet; pool: BrowserPool } {
   const config = deps.config.tools.browser;
   // The same operator list the gateway's WebAccess is made from (tools.allowHosts).
   const allow = new HostAllowList(deps.config.tools.allowHosts);
   const pool = new BrowserPool(config, allow, deps.egress, deps.logger);
-  return {
+  const set: HostedToolSet = {
     tools: [browserControl(pool, config, allow), screenshot(pool, config, deps.now), listNetworkRequests(pool), exportRequestAsCurl(pool)],
     check: () => pool.check(),
     close: () => pool.close(),
     forget: (conversationId) => pool.forget(conversationId),
   };
-};
+  return { set, pool };
+}
+
+export const browserTools: HostedToolFactory = (deps) => buildBrowserTools(deps).set;

@@ -20,6 +20,8 @@ import { NetworkLog } from './network-log';
 /** How long a host's DNS verdict is reused by the route handler (the proxy checks every connection anyway). */
 const VERDICT_TTL_MS = 30_000;
 const MAX_VERDICTS = 1_000;
+/** Tabs one conversation may have open; a tab opened past it is closed at once. */
+export const MAX_PAGES = 8;
 
 /** Why a URL is refused, from checkUrl's error (a WebAccessError, or SsrfBlockedError for a private literal). */
 export function refusalReason(err: unknown, raw: string): string {
@@ -72,6 +74,12 @@ export class BrowserSession {
     context.setDefaultTimeout(config.actionTimeoutMs);
     context.setDefaultNavigationTimeout(config.navigationTimeoutMs);
     context.on('page', (page) => {
+      // A page that opens windows in a loop would otherwise fill the machine's memory: tabs past the
+      // bound are closed as they open (never the page an action is working on).
+      if (context.pages().length > MAX_PAGES) {
+        void page.close().catch(() => undefined);
+        return;
+      }
       // A popup (target=_blank, window.open) becomes the page the next action works on.
       this.page = page;
       page.on('close', () => {
