@@ -11,10 +11,10 @@ import type { HostAllowList } from '../../web-access';
 import { BrowserSession, playwrightMessage } from './session';
 
 /**
- * WebRTC's UDP does not go through the context's proxy; without this a page could open UDP flows to
- * any address, the guard bypassed.
+ * UDP does not go through the context's proxy: WebRTC could open flows to any address and QUIC could
+ * reach a host over HTTP/3, both past the guard. Neither is allowed to.
  */
-const LAUNCH_ARGS = ['--force-webrtc-ip-handling-policy=disable_non_proxied_udp'];
+const LAUNCH_ARGS = ['--force-webrtc-ip-handling-policy=disable_non_proxied_udp', '--disable-quic'];
 
 export class BrowserPool {
   private browser: Promise<Browser> | null = null;
