@@ -16,6 +16,13 @@ import { BrowserSession, playwrightMessage } from './session';
  */
 const LAUNCH_ARGS = ['--force-webrtc-ip-handling-policy=disable_non_proxied_udp', '--disable-quic'];
 
+/**
+ * Whether an executable starts is a fact about this machine, not about one gateway: it is found out
+ * once per process (every app a process builds, e.g. each test's, would otherwise launch Chromium at
+ * start-up). A failed answer is not kept, so a fixed installation is seen by the next check.
+ */
+const startupChecks = new Map<string, Promise<string | null>>();
+
 export class BrowserPool {
   private browser: Promise<Browser> | null = null;
   private readonly sessions = new Map<string, BrowserSession>();
@@ -30,7 +37,20 @@ export class BrowserPool {
   ) {}
 
   /** Null when Chromium is there and starts, else why not. */
-  async check(): Promise<string | null> {
+  check(): Promise<string | null> {
+    const path = this.config.executablePath;
+    let answer = startupChecks.get(path);
+    if (!answer) {
+      answer = this.checkNow();
+      startupChecks.set(path, answer);
+      void answer.then((reason) => {
+        if (reason !== null) startupChecks.delete(path);
+      });
+    }
+    return answer;
+  }
+
+  private async checkNow(): Promise<string | null> {
     const path = this.config.executablePath;
     try {
       await access(path, constants.X_OK);
