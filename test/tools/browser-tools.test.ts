@@ -2,7 +2,8 @@
 // serves most of the file; the idle and bound tests need other settings and use a second one.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { browserTools, buildBrowserTools } from '../../src/tools/hosted/browser';
@@ -379,6 +380,23 @@ describe('browser tools: idle close and the bound on contexts', function () {
       /The browser is busy: 1 conversations are using it/,
     );
     await refused(busy, /Timeout 3000ms exceeded/);
+  });
+
+  it('start-up check: a success is found out once per process, a failure again on the next check', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'agw-chromium-'));
+    const executable = path.join(dir, 'chromium');
+    const later = await browserDeps([], { executablePath: executable });
+    try {
+      const check = (): Promise<string | null> | undefined => browserTools(later.deps).check?.();
+      assert.match((await check()) ?? '', /^no Chromium executable at /);
+      await symlink('/usr/bin/chromium', executable);
+      assert.equal(await check(), null, 'installed since: seen');
+      await rm(executable);
+      assert.equal(await check(), null, 'the success was kept: no second launch');
+    } finally {
+      await later.cleanup();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('start-up check: a missing executable, or one that is not Chromium, disables the tools with the reason', async () => {
