@@ -203,6 +203,7 @@ export interface ToolsConfig {
   /** Hosts request- and tool-supplied URLs may reach past the SSRF guard. */
   allowHosts: string[];
   browser: BrowserToolsConfig;
+  mcp: McpClientConfig;
 }
 
 /** The browser tools (config schema `tools.browser`): headless Chromium, one context per conversation. */
@@ -218,6 +219,14 @@ export interface BrowserToolsConfig {
   viewportWidth: number;
   viewportHeight: number;
   maxScreenshotHeight: number;
+}
+
+/** The MCP client of Responses `mcp` tools (config schema `tools.mcp`). */
+export interface McpClientConfig {
+  callTimeoutMs: number;
+  connectTimeoutMs: number;
+  idleTimeoutMs: number;
+  maxResponseBytes: number;
 }
 
 export interface GatewayConfig {
