@@ -204,7 +204,23 @@ export interface ToolsConfig {
   disabled: string[];
   /** Hosts request- and tool-supplied URLs may reach past the SSRF guard. */
   allowHosts: string[];
+  browser: BrowserToolsConfig;
   mcp: McpClientConfig;
+}
+
+/** The browser tools (config schema `tools.browser`): headless Chromium, one context per conversation. */
+export interface BrowserToolsConfig {
+  executablePath: string;
+  maxContexts: number;
+  idleTimeoutMs: number;
+  navigationTimeoutMs: number;
+  actionTimeoutMs: number;
+  maxCapturedRequests: number;
+  maxPostDataBytes: number;
+  maxTextChars: number;
+  viewportWidth: number;
+  viewportHeight: number;
+  maxScreenshotHeight: number;
 }
 
 /** The MCP client of Responses `mcp` tools (config schema `tools.mcp`). */
