@@ -228,7 +228,23 @@ export interface ToolsConfig {
   allowHosts: string[];
   /** svc_web_download's limits. */
   webDownload: { maxBytes: number; timeoutMs: number };
+  browser: BrowserToolsConfig;
   mcp: McpClientConfig;
+}
+
+/** The browser tools (config schema `tools.browser`): headless Chromium, one context per conversation. */
+export interface BrowserToolsConfig {
+  executablePath: string;
+  maxContexts: number;
+  idleTimeoutMs: number;
+  navigationTimeoutMs: number;
+  actionTimeoutMs: number;
+  maxCapturedRequests: number;
+  maxPostDataBytes: number;
+  maxTextChars: number;
+  viewportWidth: number;
+  viewportHeight: number;
+  maxScreenshotHeight: number;
 }
 
 /** The MCP client of Responses `mcp` tools (config schema `tools.mcp`). */

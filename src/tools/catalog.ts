@@ -1,6 +1,7 @@
 // The hosted tool folders of this gateway, in catalog order (what `svc_tools` expands to, less what an
 // organization switched off). A folder under src/tools/hosted/ exports one HostedToolFactory.
 import type { HostedToolFactory } from './types';
+import { browserTools } from './hosted/browser';
 import { fileShareTools } from './hosted/file-share';
 import { workspaceFileTools } from './hosted/files';
 import { storedFileTools } from './hosted/stored-files';
@@ -15,4 +16,5 @@ export const HOSTED_TOOL_FACTORIES: readonly HostedToolFactory[] = [
   webSearchTool,
   webDownloadTool,
   vpnTools,
+  browserTools,
 ];
