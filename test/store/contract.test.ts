@@ -4,8 +4,10 @@ import type { Store } from '../../src/store/port';
 import { mongodbUrl, openTestStore, type TestStore, type TestStoreDriver } from '../helpers/store';
 import { agentsContract } from './contract/agents';
 import { conversationsContract } from './contract/conversations';
+import { dashboardsContract } from './contract/dashboards';
 import type { StoreHandle } from './contract/fixtures';
 import { identityContract } from './contract/identity';
+import { knowledgeContract } from './contract/knowledge';
 import { lifecycleContract } from './contract/lifecycle';
 import { recordsContract } from './contract/records';
 import { responsesContract } from './contract/responses';
@@ -45,6 +47,8 @@ for (const driver of DRIVERS) {
     recordsContract(handle);
     responsesContract(handle);
     turnsContract(handle, driver);
+    knowledgeContract(handle);
+    dashboardsContract(handle);
     lifecycleContract(driver);
   });
 }

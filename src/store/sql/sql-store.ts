@@ -4,8 +4,10 @@ import { sqlAgents } from './agents-repository';
 import { sqlAudit } from './audit-repository';
 import { sqlConversations } from './conversations-repository';
 import type { SqlDatabase } from './database';
+import { sqlDashboards } from './dashboards-repository';
 import { sqlGroups } from './groups-repository';
 import { sqlKeys } from './keys-repository';
+import { sqlKnowledge } from './knowledge-repository';
 import { sqlOrganizations } from './organizations-repository';
 import { sqlResponses } from './responses-repository';
 import { sqlRuns } from './runs-repository';
@@ -33,6 +35,8 @@ export function createSqlStore(db: SqlDatabase): Store {
     audit: sqlAudit(db),
     usage: sqlUsage(db),
     settings: sqlSettings(db),
+    knowledge: sqlKnowledge(db),
+    dashboards: sqlDashboards(db),
     async migrate() {
       await migrateSql(db);
     },
