@@ -20,6 +20,7 @@ import { assemblePipeline } from './pipeline/assemble';
 import type { Clock } from './pipeline/plugin';
 import { ModelCalls } from './model-call/model-calls';
 import { createCompaction } from './conversations/create-compaction';
+import { DashboardPngRenderer } from './dashboards/png-renderer';
 import { ConfigModelRouter } from './providers/router';
 import type { ModelRouter } from './providers/types';
 import { createRedisProvider, type RedisProvider } from './queue/redis';
@@ -132,6 +133,10 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     runEngine,
     responseStreams,
     outputItems: new OutputItemCache(),
+    dashboardRenderer: new DashboardPngRenderer(
+      { chromiumPath: config.tools.dashboards.chromiumPath, timeoutMs: config.tools.dashboards.renderTimeoutMs },
+      deps.logger,
+    ),
     readiness: {},
   };
   if (redis) services.readiness['redis'] = async () => void (await redis.get().ping());
@@ -192,6 +197,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
       await runEngine.queue.close();
       if (!deps.models) await models.close();
       if (ownsRedis) await redis?.close();
+      await services.dashboardRenderer.close();
     },
   };
 }

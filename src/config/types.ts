@@ -202,6 +202,18 @@ export interface ToolsConfig {
   disabled: string[];
   /** Hosts request- and tool-supplied URLs may reach past the SSRF guard. */
   allowHosts: string[];
+  /** The gateway's address as users' browsers reach it, for links tools hand out (default from server.host/port). */
+  publicBaseUrl?: string;
+  dashboards: DashboardsConfig;
+}
+
+/** svc_dashboard_generate/update and the dashboard pages (config schema `tools.dashboards`). */
+export interface DashboardsConfig {
+  linkTtlSeconds: number;
+  maxDataRows: number;
+  maxDataBytes: number;
+  chromiumPath: string;
+  renderTimeoutMs: number;
 }
 
 export interface GatewayConfig {

@@ -3,6 +3,29 @@ import type { RouteSpec } from '../http/route-spec';
 
 export const routes: readonly RouteSpec[] = [
   {
+    "operationId": "addKnowledgeDocument",
+    "method": "post",
+    "template": "/v1/knowledge_stores/{store_id}/documents",
+    "expressPath": "/v1/knowledge_stores/:store_id/documents",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": "addKnowledgeDocument_body",
+    "bodyRequired": true,
+    "paramsValidator": "addKnowledgeDocument_params",
+    "queryValidator": null,
+    "pathParams": [
+      "store_id"
+    ],
+    "auditedParams": [
+      "store_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
     "operationId": "cancelRun",
     "method": "post",
     "template": "/v1/runs/{runId}/cancel",
@@ -62,6 +85,25 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "createKnowledgeStore",
+    "method": "post",
+    "template": "/v1/knowledge_stores",
+    "expressPath": "/v1/knowledge_stores",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": "createKnowledgeStore_body",
+    "bodyRequired": true,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
     "operationId": "createMessage",
     "method": "post",
     "template": "/v1/messages",
@@ -113,6 +155,77 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "runs"
+    ]
+  },
+  {
+    "operationId": "deleteDashboard",
+    "method": "delete",
+    "template": "/v1/dashboards/{dashboard_id}",
+    "expressPath": "/v1/dashboards/:dashboard_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "paramsValidator": "deleteDashboard_params",
+    "queryValidator": null,
+    "pathParams": [
+      "dashboard_id"
+    ],
+    "auditedParams": [
+      "dashboard_id"
+    ],
+    "streams": false,
+    "tags": [
+      "dashboards",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "deleteKnowledgeDocument",
+    "method": "delete",
+    "template": "/v1/knowledge_stores/{store_id}/documents/{document_id}",
+    "expressPath": "/v1/knowledge_stores/:store_id/documents/:document_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "paramsValidator": "deleteKnowledgeDocument_params",
+    "queryValidator": null,
+    "pathParams": [
+      "store_id",
+      "document_id"
+    ],
+    "auditedParams": [
+      "store_id",
+      "document_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "deleteKnowledgeStore",
+    "method": "delete",
+    "template": "/v1/knowledge_stores/{store_id}",
+    "expressPath": "/v1/knowledge_stores/:store_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "paramsValidator": "deleteKnowledgeStore_params",
+    "queryValidator": null,
+    "pathParams": [
+      "store_id"
+    ],
+    "auditedParams": [
+      "store_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
     ]
   },
   {
@@ -198,6 +311,100 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "meta"
+    ]
+  },
+  {
+    "operationId": "getDashboard",
+    "method": "get",
+    "template": "/v1/dashboards/{dashboard_id}",
+    "expressPath": "/v1/dashboards/:dashboard_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "paramsValidator": "getDashboard_params",
+    "queryValidator": null,
+    "pathParams": [
+      "dashboard_id"
+    ],
+    "auditedParams": [
+      "dashboard_id"
+    ],
+    "streams": false,
+    "tags": [
+      "dashboards",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "getDashboardAsset",
+    "method": "get",
+    "template": "/v1/dashboard_assets/{asset}",
+    "expressPath": "/v1/dashboard_assets/:asset",
+    "family": "openai",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "paramsValidator": "getDashboardAsset_params",
+    "queryValidator": null,
+    "pathParams": [
+      "asset"
+    ],
+    "auditedParams": [
+      "asset"
+    ],
+    "streams": false,
+    "tags": [
+      "dashboards",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "getKnowledgeDocument",
+    "method": "get",
+    "template": "/v1/knowledge_stores/{store_id}/documents/{document_id}",
+    "expressPath": "/v1/knowledge_stores/:store_id/documents/:document_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "paramsValidator": "getKnowledgeDocument_params",
+    "queryValidator": null,
+    "pathParams": [
+      "store_id",
+      "document_id"
+    ],
+    "auditedParams": [
+      "store_id",
+      "document_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "getKnowledgeStore",
+    "method": "get",
+    "template": "/v1/knowledge_stores/{store_id}",
+    "expressPath": "/v1/knowledge_stores/:store_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "paramsValidator": "getKnowledgeStore_params",
+    "queryValidator": null,
+    "pathParams": [
+      "store_id"
+    ],
+    "auditedParams": [
+      "store_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
     ]
   },
   {
@@ -398,6 +605,67 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "listDashboards",
+    "method": "get",
+    "template": "/v1/dashboards",
+    "expressPath": "/v1/dashboards",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "paramsValidator": null,
+    "queryValidator": "listDashboards_query",
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "dashboards",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "listKnowledgeDocuments",
+    "method": "get",
+    "template": "/v1/knowledge_stores/{store_id}/documents",
+    "expressPath": "/v1/knowledge_stores/:store_id/documents",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "paramsValidator": "listKnowledgeDocuments_params",
+    "queryValidator": "listKnowledgeDocuments_query",
+    "pathParams": [
+      "store_id"
+    ],
+    "auditedParams": [
+      "store_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "listKnowledgeStores",
+    "method": "get",
+    "template": "/v1/knowledge_stores",
+    "expressPath": "/v1/knowledge_stores",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
     "operationId": "listModels",
     "method": "get",
     "template": "/v1/models",
@@ -483,6 +751,29 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "searchKnowledgeStore",
+    "method": "post",
+    "template": "/v1/knowledge_stores/{store_id}/search",
+    "expressPath": "/v1/knowledge_stores/:store_id/search",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": "searchKnowledgeStore_body",
+    "bodyRequired": true,
+    "paramsValidator": "searchKnowledgeStore_params",
+    "queryValidator": null,
+    "pathParams": [
+      "store_id"
+    ],
+    "auditedParams": [
+      "store_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
     "operationId": "triggerWebhook",
     "method": "post",
     "template": "/v1/webhooks/{token}",
@@ -500,6 +791,29 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "runs",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "viewDashboard",
+    "method": "get",
+    "template": "/v1/dashboards/{dashboard_id}/view",
+    "expressPath": "/v1/dashboards/:dashboard_id/view",
+    "family": "openai",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "paramsValidator": "viewDashboard_params",
+    "queryValidator": "viewDashboard_query",
+    "pathParams": [
+      "dashboard_id"
+    ],
+    "auditedParams": [
+      "dashboard_id"
+    ],
+    "streams": false,
+    "tags": [
+      "dashboards",
       "extension"
     ]
   }

@@ -2,7 +2,9 @@
 // or a handler names no operation (src/app.ts). Each area exports its own map.
 import { adminHandlers } from './admin/index';
 import { agentHandlers } from './agents/index';
+import { dashboardHandlers } from './dashboards/index';
 import { gatewayHandlers } from './gateway/index';
+import { knowledgeHandlers } from './knowledge/index';
 import { getApiReference, getApiReferenceAsset, getOpenApiDocument } from './meta/docs';
 import { getLiveness, getMetrics, getReadiness } from './meta/health';
 import { listModels } from './models/list-models';
@@ -24,4 +26,6 @@ export const handlers: Readonly<Record<string, Handler>> = {
   ...agentHandlers,
   ...gatewayHandlers,
   ...adminHandlers,
+  ...knowledgeHandlers,
+  ...dashboardHandlers,
 };
