@@ -16,6 +16,8 @@ export interface ServerConfig {
   shutdownGraceMs: number;
   /** Trust X-Forwarded-* headers (behind a reverse proxy). */
   trustProxy: boolean;
+  /** The gateway's address as users reach it, for links it hands out (absent: from the request, else host:port). */
+  publicUrl?: string;
 }
 
 export interface StoreConfig {
@@ -202,8 +204,6 @@ export interface ToolsConfig {
   disabled: string[];
   /** Hosts request- and tool-supplied URLs may reach past the SSRF guard. */
   allowHosts: string[];
-  /** The gateway's address as users' browsers reach it, for links tools hand out (default from server.host/port). */
-  publicBaseUrl?: string;
   dashboards: DashboardsConfig;
 }
 

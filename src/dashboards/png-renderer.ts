@@ -86,7 +86,8 @@ export class DashboardPngRenderer {
           const reason = await page.evaluate<string>("(document.querySelector('#chart .error') || {}).textContent || 'unknown error'");
           throw new Error(`the chart did not render in Chromium: ${reason}`);
         }
-        return await page.locator('#chart').screenshot({ type: 'png', timeout });
+        // The drawing alone (vega's svg.marks), without vega-embed's action menu beside it.
+        return await page.locator('#chart svg.marks').screenshot({ type: 'png', timeout });
       } finally {
         await context.close().catch(() => undefined);
       }

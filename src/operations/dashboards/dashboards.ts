@@ -1,7 +1,7 @@
 // GET /v1/dashboards, GET/DELETE /v1/dashboards/{dashboard_id} (API key, the caller's organization
 // only), and GET /v1/dashboards/{dashboard_id}/view: the page, spec or PNG through a signed link.
 import { callerOf } from '../../agents/access';
-import { dashboardLinkSecret, checkDashboardLink, signDashboardLink } from '../../dashboards/links';
+import { checkDashboardLink, dashboardLinkSecret, linkBaseUrl, signDashboardLink } from '../../dashboards/links';
 import { dashboardPage, DASHBOARD_PAGE_HEADERS, servedSpec } from '../../dashboards/page';
 import { RendererUnavailableError } from '../../dashboards/png-renderer';
 import { GatewayError } from '../../http/errors';
@@ -16,12 +16,11 @@ const dashboardNotFound = (id: string): GatewayError => new GatewayError('not_fo
 /** The page's scripts, relative to /v1/dashboards/{id}/view (a reverse proxy's path prefix is kept). */
 const ASSET_BASE = '../../dashboard_assets/';
 
-/** Links start with tools.publicBaseUrl when set, else the address the caller reached us at. */
+/** Links start with server.publicUrl when set, else the address the caller reached us at (Express honours server.trustProxy). */
 function baseUrl(ctx: RequestContext, services: AppServices): string {
-  const configured = services.config.tools.publicBaseUrl;
-  if (configured) return configured.replace(/\/+$/, '');
   const req = ctx.req as RequestContext['req'] & { protocol?: string; host?: string };
-  return `${req.protocol ?? 'http'}://${req.host ?? req.headers.host ?? '127.0.0.1'}`;
+  const host = req.host ?? req.headers.host;
+  return linkBaseUrl(services.config.server, host ? `${req.protocol ?? 'http'}://${host}` : undefined);
 }
 
 function presentSummary(d: DashboardSummary): Record<string, unknown> {

@@ -48,10 +48,12 @@ export function chartRecords(args: Record<string, unknown>, spec: Record<string,
     records = inline;
   }
   if (!Array.isArray(records) || !records.every(isRecord)) throw new ToolFailure('The data must be an array of records (JSON objects), one per row.');
-  if (records.length > limits.maxDataRows) throw new ToolFailure(`The data has more than ${limits.maxDataRows} rows, the most a dashboard may hold; aggregate it first.`);
+  if (records.length > limits.maxDataRows)
+    throw new ToolFailure(`The data has more than ${limits.maxDataRows} rows, the most a dashboard may hold; aggregate it first.`);
   const { text, nul } = jsonText(records);
   const bytes = Buffer.byteLength(text);
-  if (bytes > limits.maxDataBytes) throw new ToolFailure(`The data is ${bytes} bytes as JSON; a dashboard may hold at most ${limits.maxDataBytes}. Aggregate it first.`);
+  if (bytes > limits.maxDataBytes)
+    throw new ToolFailure(`The data is ${bytes} bytes as JSON; a dashboard may hold at most ${limits.maxDataBytes}. Aggregate it first.`);
   if (nul) throw new ToolFailure('The data contains a NUL character, which cannot be stored.');
   return records;
 }

@@ -93,7 +93,8 @@ export async function checkChart(spec: Record<string, unknown>, records: readonl
   // ESM-only packages, loaded on first use (a gateway that draws no chart never loads them).
   const [vegaLite, vega] = await Promise.all([import('vega-lite'), import('vega')]);
   const warnings: string[] = [];
-  const full = { ...spec, data: { values: records } } as Parameters<typeof vegaLite.compile>[0];
+  // Copies: Vega tags the data objects it ingests (a symbol id on each), and compiling reuses the spec's objects.
+  const full = structuredClone({ ...spec, data: { values: records } }) as Parameters<typeof vegaLite.compile>[0];
   let compiled: ReturnType<typeof vegaLite.compile>;
   try {
     compiled = vegaLite.compile(full, { logger: collectingLogger(warnings) });

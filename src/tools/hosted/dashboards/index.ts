@@ -5,7 +5,7 @@
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { newDashboardId } from '../../../dashboards/ids';
-import { configuredBaseUrl, dashboardLinkSecret, signDashboardLink } from '../../../dashboards/links';
+import { linkBaseUrl, dashboardLinkSecret, signDashboardLink } from '../../../dashboards/links';
 import type { DashboardRecord } from '../../../store/tool-records';
 import { ToolFailure, type HostedTool, type HostedToolFactory, type ToolDeps } from '../../types';
 import { chartRecords, jsonText, type ChartRecords } from './chart-data';
@@ -16,8 +16,7 @@ const MAX_TITLE = 200;
 /** Tries of an update that lost its compare-and-set to another update of the same dashboard. */
 const UPDATE_ATTEMPTS = 3;
 
-const SPEC_DESCRIPTION =
-  'A Vega-Lite (v6) spec: mark, encoding, transform, layer, facet… Its data is filled in from the records given; do not give data.url.';
+const SPEC_DESCRIPTION = 'A Vega-Lite (v6) spec: mark, encoding, transform, layer, facet… Its data is filled in from the records given; do not give data.url.';
 const DATA_SCHEMA = { type: 'array', items: { type: 'object' }, description: 'The records to chart, one JSON object per row.' };
 const CSV_SCHEMA = { type: 'string', description: 'The records as CSV text with a header row (instead of data); numbers are cast.' };
 
@@ -47,7 +46,7 @@ function withoutData(spec: Record<string, unknown>): Record<string, unknown> {
 
 async function describe(deps: ToolDeps, dashboard: DashboardRecord, check: ChartCheck): Promise<string> {
   const expiresAt = Math.floor(deps.now().getTime() / 1000) + deps.config.tools.dashboards.linkTtlSeconds;
-  const link = signDashboardLink(await dashboardLinkSecret(deps.store), configuredBaseUrl(deps.config), dashboard.id, expiresAt);
+  const link = signDashboardLink(await dashboardLinkSecret(deps.store), linkBaseUrl(deps.config.server), dashboard.id, expiresAt);
   const chromium = await access(deps.config.tools.dashboards.chromiumPath, constants.X_OK).then(
     () => true,
     () => false,

@@ -35,7 +35,8 @@ function searchTool(deps: ToolDeps): HostedTool {
       const ref = args['store'];
       if (ref !== undefined && (typeof ref !== 'string' || ref === '')) throw new ToolFailure("Argument store must be a knowledge store's name or id.");
       const limit = args['limit'] ?? DEFAULT_RESULTS;
-      if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1) throw new ToolFailure(`Argument limit must be an integer from 1 to ${MAX_RESULTS}.`);
+      if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1)
+        throw new ToolFailure(`Argument limit must be an integer from 1 to ${MAX_RESULTS}.`);
 
       const stores = await storesToSearch(deps.store, ctx.orgId, ref);
       if (stores === null) {
