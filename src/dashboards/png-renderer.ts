@@ -32,6 +32,8 @@ export class RendererUnavailableError extends Error {
 export interface PngRendererOptions {
   chromiumPath: string;
   timeoutMs: number;
+  /** Idle time after which the browser is closed (default one minute). */
+  idleMs?: number;
 }
 
 export class DashboardPngRenderer {
@@ -45,6 +47,11 @@ export class DashboardPngRenderer {
     private readonly options: PngRendererOptions,
     private readonly logger: Logger,
   ) {}
+
+  /** What the renderer holds now: whether a browser is running, pages rendering, renderings waiting. */
+  state(): { browser: boolean; rendering: number; waiting: number } {
+    return { browser: this.browser !== null, rendering: this.active, waiting: this.waiting.length };
+  }
 
   /** Whether the configured Chromium is there to run. */
   async available(): Promise<boolean> {
@@ -153,7 +160,7 @@ export class DashboardPngRenderer {
         const browser = this.browser;
         this.browser = null;
         if (browser) void browser.then((b) => b.close()).catch(() => undefined);
-      }, IDLE_MS);
+      }, this.options.idleMs ?? IDLE_MS);
       this.idle.unref();
     }
   }

@@ -3,7 +3,6 @@
 // organization and versioned, served through signed expiring links as a page that Chromium renders
 // offline (scripts from the gateway only), as JSON, and as a PNG.
 import assert from 'node:assert/strict';
-import { crc32 } from 'node:zlib';
 import { chromium, type Browser } from 'playwright-core';
 import request from 'supertest';
 import { dashboardLinkSecret, signDashboardLink } from '../../src/dashboards/links';
@@ -13,6 +12,7 @@ import { dashboardTools } from '../../src/tools/hosted/dashboards';
 import { ToolRegistry } from '../../src/tools/registry';
 import { ToolFailure } from '../../src/tools/types';
 import { startTestGateway, testConfig, type TestGateway } from '../helpers/gateway';
+import { assertPng } from '../dashboards/png-check';
 import { storeToolHarness, type StoreToolHarness } from './store-tool-deps';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -35,29 +35,6 @@ interface Made {
   marks: number;
   warnings?: string[];
   note?: string;
-}
-
-/** Checks the PNG structure: signature, IHDR first with a nonzero size, every chunk's CRC, IEND last. */
-function assertPng(png: Buffer): { width: number; height: number } {
-  assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'PNG signature');
-  let at = 8;
-  const types: string[] = [];
-  while (at < png.length) {
-    const length = png.readUInt32BE(at);
-    const type = png.subarray(at + 4, at + 8).toString('latin1');
-    const crc = png.readUInt32BE(at + 8 + length);
-    assert.equal(crc32(png.subarray(at + 4, at + 8 + length)), crc, `CRC of ${type}`);
-    types.push(type);
-    at += 12 + length;
-  }
-  assert.equal(at, png.length, 'chunks end at the end of the file');
-  assert.equal(types[0], 'IHDR');
-  assert.ok(types.includes('IDAT'));
-  assert.equal(types[types.length - 1], 'IEND');
-  const width = png.readUInt32BE(16);
-  const height = png.readUInt32BE(20);
-  assert.ok(width > 0 && height > 0, `size ${width}x${height}`);
-  return { width, height };
 }
 
 describe('dashboards: svc_dashboard_generate, svc_dashboard_update and their pages', function () {

@@ -40,7 +40,9 @@ describe('knowledge search and dashboards through POST /v1/responses', function 
     upstream.script((body) => {
       const tools = ((body['messages'] as Message[]) ?? []).filter((m) => m.role === 'tool');
       if (tools.length === 0) {
-        return { toolCalls: [{ id: 'call_s', name: 'svc_knowledge_store_search', arguments: JSON.stringify({ query: 'regional revenue', store: 'sales-notes' }) }] };
+        return {
+          toolCalls: [{ id: 'call_s', name: 'svc_knowledge_store_search', arguments: JSON.stringify({ query: 'regional revenue', store: 'sales-notes' }) }],
+        };
       }
       if (tools.length === 1) {
         const spec = { mark: 'bar', encoding: { x: { field: 'region', type: 'nominal' }, y: { field: 'revenue', type: 'quantitative' } } };
@@ -83,7 +85,9 @@ describe('knowledge search and dashboards through POST /v1/responses', function 
     const made = JSON.parse(String(output[1]!['output'])) as { url: string; dashboard_id: string; marks: number };
     assert.equal(made.marks, 3);
     assert.ok(made.url.startsWith(`${PUBLIC_URL}/v1/dashboards/${made.dashboard_id}/view?`));
-    const spec = await request(gw.url).get(`${made.url.slice(PUBLIC_URL.length)}&format=json`).expect(200);
+    const spec = await request(gw.url)
+      .get(`${made.url.slice(PUBLIC_URL.length)}&format=json`)
+      .expect(200);
     assert.equal(spec.body.data.values.length, 3);
     const stored = await gw.store.dashboards.get(made.dashboard_id);
     assert.equal(stored?.orgId, 'acme');
