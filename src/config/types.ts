@@ -205,6 +205,15 @@ export interface ToolsConfig {
   /** Hosts request- and tool-supplied URLs may reach past the SSRF guard. */
   allowHosts: string[];
   dashboards: DashboardsConfig;
+  mcp: McpClientConfig;
+}
+
+/** The MCP client of Responses `mcp` tools (config schema `tools.mcp`). */
+export interface McpClientConfig {
+  callTimeoutMs: number;
+  connectTimeoutMs: number;
+  idleTimeoutMs: number;
+  maxResponseBytes: number;
 }
 
 /** svc_dashboard_generate/update and the dashboard pages (config schema `tools.dashboards`). */

@@ -88,6 +88,11 @@ export interface ToolLoopScope {
   redact: ((text: string) => string) | null;
   /** An agent run's record of earlier executions (re-executed rounds reuse it), else none. */
   journal?: ToolJournal;
+  /**
+   * Set where there is no caller to answer function calls (agent runs): a call of a function the
+   * gateway does not run gets this message as a failed result, and the loop goes on.
+   */
+  unknownCalls?: string;
 }
 
 /** A call's result as the model is shown it. */
@@ -104,7 +109,7 @@ export interface ToolCallResult {
 export interface ToolJournal {
   /** The recorded model turn of `round`, with the results recorded so far by call id. */
   recall(round: number): Promise<{ response: ModelResponse; results: Map<string, ToolCallResult> } | null>;
-  /** Records the model turn of `round` before any of its calls run. */
+  /** Records the model turn of `round` (one that made calls) before any of its calls run. */
   recordTurn(round: number, response: ModelResponse): Promise<void>;
   /** Records a call's result before the loop goes on. */
   recordResult(round: number, call: ToolCallPart, result: ToolCallResult): Promise<void>;
@@ -274,7 +279,8 @@ export class ToolLoop {
           return;
         }
         response = assembler.response;
-        if (scope.journal) await scope.journal.recordTurn(round, response);
+        // A turn with calls is recorded before they run (the answer turn is the caller's to keep).
+        if (scope.journal && response.content.some((part) => part.type === 'tool-call')) await scope.journal.recordTurn(round, response);
       }
       if (!started) {
         started = true;
@@ -284,8 +290,12 @@ export class ToolLoop {
       out.lastResponse = response;
       const calls = response.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
       const serverCalls = calls.filter((call) => plan.runners.has(call.name));
-      const runnable = serverCalls.filter((call) => plan.runners.get(call.name)?.kind !== 'pending-approval' && !needsApproval(plan, call));
-      const clientCalls = calls.filter((call) => !plan.runners.has(call.name));
+      const unknown = calls.filter((call) => !plan.runners.has(call.name));
+      const runnable = [
+        ...serverCalls.filter((call) => plan.runners.get(call.name)?.kind !== 'pending-approval' && !needsApproval(plan, call)),
+        ...(scope.unknownCalls !== undefined ? unknown : []),
+      ];
+      const clientCalls = scope.unknownCalls !== undefined ? [] : unknown;
       if (recalled) yield* replayTurn(response);
       if (runnable.length === 0 || last) {
         yield finishPart(response.finishReason, usage);
@@ -299,7 +309,7 @@ export class ToolLoop {
           : { type: 'server-tool-result', callId: call.id, output: result.output, status: 'failed', error: result.output };
       }
       // The caller's own calls (or approvals it must give) end the loop: the caller answers them.
-      if (clientCalls.length > 0 || runnable.length < serverCalls.length) {
+      if (clientCalls.length > 0 || runnable.length < serverCalls.length + (scope.unknownCalls !== undefined ? unknown.length : 0)) {
         yield finishPart('tool_calls', usage);
         return;
       }
@@ -341,10 +351,12 @@ export class ToolLoop {
 
   /** One call, bounded, metered and audited; a failure is a result the model sees (never a throw), unless the response or run stopped. */
   private async runCall(plan: ToolPlan, call: ToolCallPart, scope: ToolLoopScope): Promise<ToolCallResult> {
-    const runner = plan.runners.get(call.name)!;
+    const runner = plan.runners.get(call.name);
+    if (!runner) return { status: 'failed', output: scope.unknownCalls ?? `${call.name} is not a tool the gateway runs.` };
     const tool = runner.kind === 'hosted' ? runner.tool.type : `mcp:${runner.server.serverLabel}`;
     const limits = {
-      timeoutMs: (runner.kind === 'hosted' ? runner.tool.limits?.timeoutMs : undefined) ?? this.deps.config.timeoutMs,
+      // An MCP call has its own bound (tools.mcp.callTimeoutMs): remote tools are often slower than local ones.
+      timeoutMs: (runner.kind === 'hosted' ? runner.tool.limits?.timeoutMs : this.deps.config.mcp.callTimeoutMs) ?? this.deps.config.timeoutMs,
       maxOutputBytes: (runner.kind === 'hosted' ? runner.tool.limits?.maxOutputBytes : undefined) ?? this.deps.config.maxOutputBytes,
     };
     const started = process.hrtime.bigint();

@@ -106,7 +106,8 @@ export class ResponsesEventStream {
   private readonly open = new Map<string, TextBlock | ToolCallBlock | ReasoningBlock | ServerCallBlock | ApprovalBlock>();
   /** Server-side calls whose arguments are complete, awaiting their result, by call id. */
   private readonly running = new Map<string, ServerCallBlock>();
-  private readonly serverTools: ((functionName: string) => ServerTool | undefined) | undefined;
+  /** Which function names the gateway runs (settable: an agent run's steps each offer their own tools). */
+  serverTools: ((functionName: string) => ServerTool | undefined) | undefined;
 
   constructor(ctx: ResponsesEventStreamContext) {
     this.now = ctx.now ?? Date.now;
