@@ -4,7 +4,8 @@
 // request it makes is refused, so rendering touches no network whatever the spec says.
 //
 // One browser per process, launched on first use and closed after a minute idle (a gateway that never
-// renders a PNG never starts Chromium); at most two pages render at once, the rest wait their turn.
+// renders a PNG never starts Chromium); at most two pages render at once, a few more wait their turn,
+// and past those a rendering is refused (the link that asks needs no API key, so no rate limit applies).
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import type { Browser } from 'playwright-core';
@@ -19,6 +20,7 @@ const PAGE_PATH = '/v1/dashboards/render/view';
 const ASSET_PREFIX = '/v1/dashboard_assets/';
 const IDLE_MS = 60_000;
 const MAX_CONCURRENT = 2;
+const MAX_WAITING = 16;
 const VIEWPORT = { width: 1100, height: 800 };
 
 /** PNGs cannot be rendered on this machine (no Chromium, or it does not start). */
@@ -34,6 +36,8 @@ export interface PngRendererOptions {
   timeoutMs: number;
   /** Idle time after which the browser is closed (default one minute). */
   idleMs?: number;
+  /** Renderings that may wait for a slot; past it a rendering is refused at once (default 16). */
+  maxWaiting?: number;
 }
 
 export class DashboardPngRenderer {
@@ -143,6 +147,9 @@ export class DashboardPngRenderer {
     if (this.active < MAX_CONCURRENT) {
       this.active++;
       return;
+    }
+    if (this.waiting.length >= (this.options.maxWaiting ?? MAX_WAITING)) {
+      throw new RendererUnavailableError('Too many PNG renderings are waiting; retry shortly.');
     }
     await new Promise<void>((resolve) => this.waiting.push(resolve));
   }

@@ -75,6 +75,21 @@ describe('dashboard PNG renderer', function () {
     assert.equal(renderer.state().rendering, 0);
   });
 
+  it('refuses a rendering at once when too many are already waiting', async () => {
+    const busy = new DashboardPngRenderer({ chromiumPath: CHROMIUM, timeoutMs: 20_000, maxWaiting: 1 }, logger);
+    try {
+      // Two render, one waits, the fourth is refused (which one is the fourth is up to the event loop).
+      const outcomes = await Promise.allSettled([1, 2, 3, 4].map(() => busy.render(page(BAR))));
+      const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+      assert.equal(refused.length, 1);
+      assert.ok(refused[0]!.reason instanceof RendererUnavailableError);
+      assert.equal((refused[0]!.reason as Error).message, 'Too many PNG renderings are waiting; retry shortly.');
+      for (const o of outcomes) if (o.status === 'fulfilled') assertPng(o.value);
+    } finally {
+      await busy.close();
+    }
+  });
+
   it('closes the browser when idle, and starts it again when needed', async () => {
     const idle = new DashboardPngRenderer({ chromiumPath: CHROMIUM, timeoutMs: 20_000, idleMs: 200 }, logger);
     try {
