@@ -136,7 +136,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     responseStreams,
     outputItems: new OutputItemCache(),
     dashboardRenderer: new DashboardPngRenderer(
-      { chromiumPath: config.tools.dashboards.chromiumPath, timeoutMs: config.tools.dashboards.renderTimeoutMs },
+      { chromiumPath: config.tools.browser.executablePath, timeoutMs: config.tools.dashboards.renderTimeoutMs },
       deps.logger,
     ),
     tools,

@@ -204,8 +204,24 @@ export interface ToolsConfig {
   disabled: string[];
   /** Hosts request- and tool-supplied URLs may reach past the SSRF guard. */
   allowHosts: string[];
+  browser: BrowserToolsConfig;
   dashboards: DashboardsConfig;
   mcp: McpClientConfig;
+}
+
+/** The browser tools (config schema `tools.browser`): headless Chromium, one context per conversation. */
+export interface BrowserToolsConfig {
+  executablePath: string;
+  maxContexts: number;
+  idleTimeoutMs: number;
+  navigationTimeoutMs: number;
+  actionTimeoutMs: number;
+  maxCapturedRequests: number;
+  maxPostDataBytes: number;
+  maxTextChars: number;
+  viewportWidth: number;
+  viewportHeight: number;
+  maxScreenshotHeight: number;
 }
 
 /** The MCP client of Responses `mcp` tools (config schema `tools.mcp`). */
@@ -216,12 +232,23 @@ export interface McpClientConfig {
   maxResponseBytes: number;
 }
 
+/** Stored files: the Files API and the stored-file tools. */
+export interface FilesConfig {
+  /** Largest stored file, in bytes (uploads and shared workspace files). */
+  maxBytes: number;
+  /** Lifetime of a share link when the call names none. */
+  shareTtlSeconds: number;
+  /** Longest lifetime a share link may be given. */
+  maxShareTtlSeconds: number;
+  /** Key that signs share links; absent: generated once and kept in the store's settings. */
+  shareSecret?: string;
+}
+
 /** svc_dashboard_generate/update and the dashboard pages (config schema `tools.dashboards`). */
 export interface DashboardsConfig {
   linkTtlSeconds: number;
   maxDataRows: number;
   maxDataBytes: number;
-  chromiumPath: string;
   renderTimeoutMs: number;
 }
 
@@ -234,6 +261,7 @@ export interface GatewayConfig {
   evaluation: EvaluationConfig;
   responses: ResponsesConfig;
   tools: ToolsConfig;
+  files: FilesConfig;
   organizations: OrganizationConfig[];
   agents: AgentConfig[];
   plugins: Record<string, PluginToggle>;

@@ -7,7 +7,6 @@
 // templates only) nor the audit trail (path parameters only) records.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { installationSecret } from '../agents/secrets';
-import type { ServerConfig } from '../config/types';
 import type { Store } from '../store/port';
 
 export interface DashboardLink {
@@ -25,18 +24,6 @@ function mac(secret: Buffer, dashboardId: string, expires: number): Buffer {
 
 export function dashboardLinkSecret(store: Store): Promise<Buffer> {
   return installationSecret(store, 'dashboard-link-secret');
-}
-
-/**
- * The base of the links handed out: server.publicUrl when configured, else the address the request
- * came in on (when there is one: tool calls have none), else this server's own host and port.
- */
-export function linkBaseUrl(server: ServerConfig, fromRequest?: string): string {
-  if (server.publicUrl !== undefined) return server.publicUrl.replace(/\/+$/, '');
-  if (fromRequest) return fromRequest;
-  const { host, port } = server;
-  const reachable = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
-  return `http://${reachable}:${port}`;
 }
 
 export function signDashboardLink(secret: Buffer, baseUrl: string, dashboardId: string, expiresAt: number): DashboardLink {

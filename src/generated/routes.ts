@@ -11,6 +11,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": "addKnowledgeDocument_body",
     "bodyRequired": true,
+    "multipartBody": false,
     "paramsValidator": "addKnowledgeDocument_params",
     "queryValidator": null,
     "pathParams": [
@@ -34,6 +35,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "cancelRun_params",
     "queryValidator": null,
     "pathParams": [
@@ -57,6 +59,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": "createChatCompletion_body",
     "bodyRequired": true,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -75,6 +78,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": "createCompletion_body",
     "bodyRequired": true,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -82,6 +86,25 @@ export const routes: readonly RouteSpec[] = [
     "streams": true,
     "tags": [
       "gateway"
+    ]
+  },
+  {
+    "operationId": "createFile",
+    "method": "post",
+    "template": "/v1/files",
+    "expressPath": "/v1/files",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": true,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "files"
     ]
   },
   {
@@ -93,6 +116,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": "createKnowledgeStore_body",
     "bodyRequired": true,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -112,6 +136,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": "createMessage_body",
     "bodyRequired": true,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -130,6 +155,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": "createResponse_body",
     "bodyRequired": true,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -148,6 +174,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": "createRun_body",
     "bodyRequired": true,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -166,6 +193,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "deleteDashboard_params",
     "queryValidator": null,
     "pathParams": [
@@ -181,6 +209,29 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "deleteFile",
+    "method": "delete",
+    "template": "/v1/files/{file_id}",
+    "expressPath": "/v1/files/:file_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "deleteFile_params",
+    "queryValidator": null,
+    "pathParams": [
+      "file_id"
+    ],
+    "auditedParams": [
+      "file_id"
+    ],
+    "streams": false,
+    "tags": [
+      "files"
+    ]
+  },
+  {
     "operationId": "deleteKnowledgeDocument",
     "method": "delete",
     "template": "/v1/knowledge_stores/{store_id}/documents/{document_id}",
@@ -189,6 +240,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "deleteKnowledgeDocument_params",
     "queryValidator": null,
     "pathParams": [
@@ -214,6 +266,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "deleteKnowledgeStore_params",
     "queryValidator": null,
     "pathParams": [
@@ -229,6 +282,53 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "downloadFile",
+    "method": "get",
+    "template": "/v1/files/{file_id}/content",
+    "expressPath": "/v1/files/:file_id/content",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "downloadFile_params",
+    "queryValidator": null,
+    "pathParams": [
+      "file_id"
+    ],
+    "auditedParams": [
+      "file_id"
+    ],
+    "streams": false,
+    "tags": [
+      "files"
+    ]
+  },
+  {
+    "operationId": "downloadSharedFile",
+    "method": "get",
+    "template": "/v1/files/{file_id}/shared",
+    "expressPath": "/v1/files/:file_id/shared",
+    "family": "openai",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "downloadSharedFile_params",
+    "queryValidator": "downloadSharedFile_query",
+    "pathParams": [
+      "file_id"
+    ],
+    "auditedParams": [
+      "file_id"
+    ],
+    "streams": false,
+    "tags": [
+      "files",
+      "extension"
+    ]
+  },
+  {
     "operationId": "getAgent",
     "method": "get",
     "template": "/v1/agents/{agentId}",
@@ -237,6 +337,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getAgent_params",
     "queryValidator": "getAgent_query",
     "pathParams": [
@@ -259,6 +360,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getAgentWebhooks_params",
     "queryValidator": null,
     "pathParams": [
@@ -282,6 +384,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -300,6 +403,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getApiReferenceAsset_params",
     "queryValidator": null,
     "pathParams": [
@@ -322,6 +426,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getDashboard_params",
     "queryValidator": null,
     "pathParams": [
@@ -345,6 +450,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getDashboardAsset_params",
     "queryValidator": null,
     "pathParams": [
@@ -368,6 +474,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getKnowledgeDocument_params",
     "queryValidator": null,
     "pathParams": [
@@ -393,6 +500,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getKnowledgeStore_params",
     "queryValidator": null,
     "pathParams": [
@@ -416,6 +524,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -434,6 +543,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -452,6 +562,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -470,6 +581,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -488,6 +600,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getResponse_params",
     "queryValidator": "getResponse_query",
     "pathParams": [
@@ -510,6 +623,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getRun_params",
     "queryValidator": null,
     "pathParams": [
@@ -532,6 +646,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getRunEvals_params",
     "queryValidator": null,
     "pathParams": [
@@ -554,6 +669,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -572,6 +688,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": "listAuditRecords_query",
     "pathParams": [],
@@ -591,6 +708,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "listConversationItems_params",
     "queryValidator": "listConversationItems_query",
     "pathParams": [
@@ -613,6 +731,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": "listDashboards_query",
     "pathParams": [],
@@ -624,6 +743,25 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "listFiles",
+    "method": "get",
+    "template": "/v1/files",
+    "expressPath": "/v1/files",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": "listFiles_query",
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "files"
+    ]
+  },
+  {
     "operationId": "listKnowledgeDocuments",
     "method": "get",
     "template": "/v1/knowledge_stores/{store_id}/documents",
@@ -632,6 +770,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "listKnowledgeDocuments_params",
     "queryValidator": "listKnowledgeDocuments_query",
     "pathParams": [
@@ -655,6 +794,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -674,6 +814,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -692,6 +833,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "listResponseInputItems_params",
     "queryValidator": null,
     "pathParams": [
@@ -714,6 +856,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "restartRun_params",
     "queryValidator": null,
     "pathParams": [
@@ -728,6 +871,29 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "retrieveFile",
+    "method": "get",
+    "template": "/v1/files/{file_id}",
+    "expressPath": "/v1/files/:file_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "retrieveFile_params",
+    "queryValidator": null,
+    "pathParams": [
+      "file_id"
+    ],
+    "auditedParams": [
+      "file_id"
+    ],
+    "streams": false,
+    "tags": [
+      "files"
+    ]
+  },
+  {
     "operationId": "retryRun",
     "method": "post",
     "template": "/v1/runs/{runId}/retry",
@@ -736,6 +902,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "retryRun_params",
     "queryValidator": null,
     "pathParams": [
@@ -759,6 +926,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": "searchKnowledgeStore_body",
     "bodyRequired": true,
+    "multipartBody": false,
     "paramsValidator": "searchKnowledgeStore_params",
     "queryValidator": null,
     "pathParams": [
@@ -782,6 +950,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": "triggerWebhook_body",
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "triggerWebhook_params",
     "queryValidator": null,
     "pathParams": [
@@ -803,6 +972,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "viewDashboard_params",
     "queryValidator": "viewDashboard_query",
     "pathParams": [

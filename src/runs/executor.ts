@@ -367,7 +367,7 @@ export class RunExecutor {
       unknownCalls: TOOL_UNAVAILABLE,
     };
     const plan = await loop.prepare(request, scope);
-    ctx.stream?.offer((name) => plan.serverTools(name));
+    ctx.stream?.offer((name, callId) => plan.serverTools(name, callId));
     const out: { lastResponse?: ModelResponse } = {};
     const parts = loop.run(plan, (turn) => this.turnParts(ctx, turn), scope, out);
     for await (const part of ctx.stream ? ctx.stream.tap(parts) : parts) {

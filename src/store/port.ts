@@ -11,6 +11,8 @@ import type {
   ConversationItemRecord,
   ConversationRecord,
   ConversationSummary,
+  FilePageQuery,
+  FileViewer,
   GroupRecord,
   LeaseFence,
   NewConversationItem,
@@ -27,6 +29,7 @@ import type {
   RunStatus,
   StepInit,
   StepVerdictRecord,
+  StoredFileRecord,
   UsageRecord,
   UsageTotal,
   UserRecord,
@@ -323,6 +326,26 @@ export interface SettingsRepository {
 }
 
 /**
+ * Stored files (POST /v1/files and tool outputs): the record in the store, the bytes where the backend
+ * keeps them (PostgreSQL: a bytea column; the embedded store: a file under <store.path>/files, so they
+ * never pass through the embedded database's WebAssembly memory; MongoDB: GridFS).
+ */
+export interface FileRepository {
+  /** Stores the bytes, then the record: a record never names bytes that are not there. */
+  create(file: StoredFileRecord, content: Buffer): Promise<void>;
+  /** The record if the viewer may see it (see FileViewer), else null. */
+  getVisible(viewer: FileViewer, id: string): Promise<StoredFileRecord | null>;
+  /** The viewer's visible files, keyset-paginated by (createdAt, id), at most `limit`. */
+  listVisible(viewer: FileViewer, query: FilePageQuery): Promise<StoredFileRecord[]>;
+  /** Record and bytes of a file the viewer may see, else null. */
+  readVisible(viewer: FileViewer, id: string): Promise<{ file: StoredFileRecord; content: Buffer } | null>;
+  /** System access (a signed share link already proved the right to it): record and bytes, or null. */
+  read(id: string): Promise<{ file: StoredFileRecord; content: Buffer } | null>;
+  /** Deletes the record, then the bytes, of a file the viewer may see; false when there is none. */
+  deleteVisible(viewer: FileViewer, id: string): Promise<boolean>;
+}
+
+/**
  * An organization's knowledge stores and their documents, searched by relevance (SQL: PostgreSQL full
  * text, a GIN-indexed tsvector of title and text; MongoDB: a text index). Every method takes the
  * organization: another organization's stores and documents are absent.
@@ -382,6 +405,7 @@ export interface Store {
   readonly audit: AuditRepository;
   readonly usage: UsageRepository;
   readonly settings: SettingsRepository;
+  readonly files: FileRepository;
   readonly knowledge: KnowledgeRepository;
   readonly dashboards: DashboardRepository;
   /** Creates or migrates schema and indexes; idempotent, safe to run from several processes at once. */

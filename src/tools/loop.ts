@@ -88,11 +88,30 @@ export interface ToolLoopScope {
   redact: ((text: string) => string) | null;
   /** An agent run's record of earlier executions (re-executed rounds reuse it), else none. */
   journal?: ToolJournal;
+  /** The gateway's address as the caller reached it (ToolCallContext.baseUrl), when a request started the loop. */
+  baseUrl?: string;
+  /**
+   * The caller's answers (`mcp_approval_response` input items) to MCP calls an earlier response of the
+   * conversation asked to approve (its `mcp_approval_request` items): approved calls run before the
+   * first model turn, denied ones are shown to the model as failed.
+   */
+  approvals?: McpApproval[];
   /**
    * Set where there is no caller to answer function calls (agent runs): a call of a function the
    * gateway does not run gets this message as a failed result, and the loop goes on.
    */
   unknownCalls?: string;
+}
+
+/** An answered approval request: the call as it was requested, and the caller's answer. */
+export interface McpApproval {
+  /** The `mcp_approval_request` item's id (`mcpr_<call id>`). */
+  requestId: string;
+  serverLabel: string;
+  name: string;
+  arguments: string;
+  approve: boolean;
+  reason?: string;
 }
 
 /** A call's result as the model is shown it. */
@@ -126,8 +145,10 @@ type Runner =
 /** A request prepared for the loop: the model's view of its tools, and who runs each call. */
 export interface ToolPlan {
   request: ModelRequest;
-  /** For the format's event stream: which function names the gateway runs. */
-  serverTools(functionName: string): ServerTool | undefined;
+  /** For the format's event stream: which function names the gateway runs (`callId`: an approved call runs). */
+  serverTools(functionName: string, callId?: string): ServerTool | undefined;
+  /** Approved or denied calls to settle before the first model turn. */
+  approvals: Array<{ call: ToolCallPart; approval: McpApproval }>;
   /** `mcp_list_tools` items of the servers listed for this request (shown before the first turn). */
   listings: Record<string, unknown>[];
   /** The runners by function name. */
@@ -219,6 +240,24 @@ export class ToolLoop {
         tools.push(tool);
       }
     }
+    // Answers to earlier approval requests: each names a call of a server this request offers.
+    const approvals: ToolPlan['approvals'] = [];
+    const approvedIds = new Set<string>();
+    for (const approval of scope.approvals ?? []) {
+      const name = mcpFunctionName(approval.serverLabel, approval.name);
+      if (!runners.has(name)) {
+        throw new GatewayError(
+          'bad_request',
+          `The approved call ${approval.name} is on the MCP server ${approval.serverLabel}, which this request does not offer.`,
+          {
+            param: 'input',
+          },
+        );
+      }
+      const callId = approval.requestId.startsWith('mcpr_') ? approval.requestId.slice('mcpr_'.length) : approval.requestId;
+      approvals.push({ call: { type: 'tool-call', id: callId, name, arguments: approval.arguments }, approval });
+      approvedIds.add(callId);
+    }
     const prepared: ModelRequest = { ...request, tools };
     const choice = request.toolChoice === undefined ? undefined : mapChoice(request.toolChoice, mcpNames);
     if (choice === undefined) delete prepared.toolChoice;
@@ -227,11 +266,13 @@ export class ToolLoop {
       request: prepared,
       runners,
       listings,
-      serverTools(functionName) {
+      approvals,
+      serverTools(functionName, callId) {
         const runner = runners.get(functionName);
         if (!runner) return undefined;
         if (runner.kind === 'hosted') return { item: 'svc_call' };
-        if (runner.kind === 'mcp' && runner.approval) return { item: 'mcp_approval_request', serverLabel: runner.server.serverLabel, name: runner.name };
+        if (runner.kind === 'mcp' && runner.approval && (callId === undefined || !approvedIds.has(callId)))
+          return { item: 'mcp_approval_request', serverLabel: runner.server.serverLabel, name: runner.name };
         return { item: 'mcp_call', serverLabel: runner.server.serverLabel, name: runner.name };
       },
     };
@@ -248,6 +289,33 @@ export class ToolLoop {
     let usage: Usage = { inputTokens: 0, outputTokens: 0 };
     for (const listing of plan.listings) yield { type: 'native', format: 'responses', value: listing as never };
     let started = false;
+    if (plan.approvals.length > 0) {
+      // The approved calls run now (denied ones fail, saying so); the model then sees them as its own calls.
+      const calls = plan.approvals.map(({ call }) => call);
+      for (const [i, call] of calls.entries()) {
+        yield { type: 'tool-call-start', id: `approved${i}`, callId: call.id, name: call.name };
+        if (call.arguments !== '') yield { type: 'tool-call-delta', id: `approved${i}`, delta: call.arguments };
+        yield { type: 'tool-call-end', id: `approved${i}` };
+      }
+      const results = new Map<string, ToolCallResult>();
+      const denied = plan.approvals.filter(({ approval }) => !approval.approve);
+      for (const { call, approval } of denied) {
+        results.set(call.id, { status: 'failed', output: `The user denied this call${approval.reason ? `: ${approval.reason}` : '.'}` });
+      }
+      const approved = plan.approvals.filter(({ approval }) => approval.approve).map(({ call }) => call);
+      for await (const [call, result] of this.runCalls(plan, approved, results, scope, -1, true)) results.set(call.id, result);
+      for (const call of calls) {
+        const result = results.get(call.id)!;
+        yield {
+          type: 'server-tool-result',
+          callId: call.id,
+          output: result.output,
+          status: result.status,
+          ...(result.status === 'failed' ? { error: result.output } : {}),
+        };
+      }
+      messages = [...messages, { role: 'assistant', content: calls }, toolMessage(calls, results)];
+    }
     for (let round = 0; ; round += 1) {
       const last = round >= maxRounds;
       const request: ModelRequest = { ...plan.request, messages };
@@ -324,6 +392,7 @@ export class ToolLoop {
     known: Map<string, ToolCallResult>,
     scope: ToolLoopScope,
     round: number,
+    approved = false,
   ): AsyncGenerator<[ToolCallPart, ToolCallResult]> {
     const queue = calls.filter((call) => !known.has(call.id));
     for (const call of calls) {
@@ -334,8 +403,8 @@ export class ToolLoop {
     const start = (call: ToolCallPart): void => {
       running.set(
         call.id,
-        this.runCall(plan, call, scope).then(async (result) => {
-          if (scope.journal) await scope.journal.recordResult(round, call, result);
+        this.runCall(plan, call, scope, approved).then(async (result) => {
+          if (scope.journal && round >= 0) await scope.journal.recordResult(round, call, result);
           return [call, result] as [ToolCallPart, ToolCallResult];
         }),
       );
@@ -350,8 +419,10 @@ export class ToolLoop {
   }
 
   /** One call, bounded, metered and audited; a failure is a result the model sees (never a throw), unless the response or run stopped. */
-  private async runCall(plan: ToolPlan, call: ToolCallPart, scope: ToolLoopScope): Promise<ToolCallResult> {
-    const runner = plan.runners.get(call.name);
+  private async runCall(plan: ToolPlan, call: ToolCallPart, scope: ToolLoopScope, approved = false): Promise<ToolCallResult> {
+    const found = plan.runners.get(call.name);
+    // An approved call runs even though its tool needs approval (the caller gave it).
+    const runner = found?.kind === 'mcp' && approved ? { ...found, approval: false } : found;
     if (!runner) return { status: 'failed', output: scope.unknownCalls ?? `${call.name} is not a tool the gateway runs.` };
     const tool = runner.kind === 'hosted' ? runner.tool.type : `mcp:${runner.server.serverLabel}`;
     const limits = {
@@ -400,6 +471,7 @@ export class ToolLoop {
           ...ctx,
           ...(scope.responseId !== undefined ? { responseId: scope.responseId } : {}),
           ...(scope.runId !== undefined ? { runId: scope.runId } : {}),
+          ...(scope.baseUrl !== undefined ? { baseUrl: scope.baseUrl } : {}),
         });
       }
       if (runner.kind === 'pending-approval' || !this.deps.mcp) throw new ToolFailure('This call needs approval first.');

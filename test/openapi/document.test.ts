@@ -38,6 +38,12 @@ const OPERATIONS: Record<string, [string, string, 'flat' | 'openai' | 'anthropic
   createCompletion: ['post', '/v1/completions', 'openai', true],
   createMessage: ['post', '/v1/messages', 'anthropic', true],
   listAuditRecords: ['get', '/v1/admin/audit', 'flat', true],
+  createFile: ['post', '/v1/files', 'openai', true],
+  listFiles: ['get', '/v1/files', 'openai', true],
+  retrieveFile: ['get', '/v1/files/{file_id}', 'openai', true],
+  deleteFile: ['delete', '/v1/files/{file_id}', 'openai', true],
+  downloadFile: ['get', '/v1/files/{file_id}/content', 'openai', true],
+  downloadSharedFile: ['get', '/v1/files/{file_id}/shared', 'openai', false],
   createKnowledgeStore: ['post', '/v1/knowledge_stores', 'openai', true],
   listKnowledgeStores: ['get', '/v1/knowledge_stores', 'openai', true],
   getKnowledgeStore: ['get', '/v1/knowledge_stores/{store_id}', 'openai', true],
@@ -54,7 +60,7 @@ const OPERATIONS: Record<string, [string, string, 'flat' | 'openai' | 'anthropic
   getDashboardAsset: ['get', '/v1/dashboard_assets/{asset}', 'openai', false],
 };
 const KNOWLEDGE_AND_DASHBOARDS = Object.keys(OPERATIONS).filter((id) => /Knowledge|Dashboard/.test(id));
-const EXTENSIONS = ['getAgentWebhooks', 'cancelRun', 'retryRun', 'triggerWebhook', 'listAuditRecords', ...KNOWLEDGE_AND_DASHBOARDS];
+const EXTENSIONS = ['getAgentWebhooks', 'cancelRun', 'retryRun', 'triggerWebhook', 'listAuditRecords', 'downloadSharedFile', ...KNOWLEDGE_AND_DASHBOARDS];
 const ERROR_SCHEMA = { flat: 'FlatError', openai: 'OpenAIError', anthropic: 'AnthropicError' } as const;
 
 interface Operation {

@@ -268,11 +268,11 @@ describe('dashboards: svc_dashboard_generate, svc_dashboard_update and their pag
 
   it('without Chromium: the tool gives no PNG link and a PNG asked for is a 503; pages still work', async () => {
     const missing = '/nonexistent/chromium';
-    const noBrowser = await startTestGateway({ store: gw.store, config: { tools: { dashboards: { chromiumPath: missing } } } });
+    const noBrowser = await startTestGateway({ store: gw.store, config: { tools: { browser: { executablePath: missing } } } });
     const h2 = await storeToolHarness(
       dashboardTools,
       gw.store,
-      testConfig({ server: { publicUrl: noBrowser.url }, tools: { dashboards: { chromiumPath: missing } } }),
+      testConfig({ server: { publicUrl: noBrowser.url }, tools: { browser: { executablePath: missing } } }),
     );
     try {
       const made = JSON.parse((await h2.tool('svc_dashboard_generate').execute({ title: 'No PNG', data: SALES, spec: BAR }, h2.ctx())).output) as Made;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { startMcpServer, type RunningMcpServer } from '../fixtures/mcp/mcp-servers';
 import { startRunUpstream, runUpstreamConfig, type RunUpstream } from '../fixtures/upstreams/run-upstream';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
-import { jsonReply, post } from '../responses/http-helpers';
+import { assertResponsesFraming, jsonReply, parseSseFrames, post, typesOf } from '../responses/http-helpers';
 
 type Json = Record<string, unknown>;
 type Message = { role: string; content?: unknown };
@@ -120,6 +120,77 @@ describe('MCP tools through POST /v1/responses', function () {
     assert.equal(request['name'], 'add');
     assert.equal(request['server_label'], 'calc');
     assert.equal(mcpServer.methods.filter((method) => method === 'tools/call').length, calls);
+  });
+
+  it('an approved request runs on the next turn (mcp_approval_response), a denied one is shown to the model as denied', async () => {
+    const tool = mcpTool();
+    delete tool['require_approval'];
+    upstream.script((body) => {
+      const tools = toolMessages(body);
+      if (tools.length === 0) return { toolCalls: [{ id: 'call_ok', name: 'calc__add', arguments: JSON.stringify({ a: 20, b: 22 }) }] };
+      return { reply: `Result: ${String(tools.at(-1)!.content)}` };
+    });
+    const first = await jsonReply(await post(`${gw.url}/v1/responses`, { model: 'fake', input: 'add', store: true, tools: [tool] }, gw.auth('admin')));
+    const request = (first.body['output'] as Json[]).find((item) => item['type'] === 'mcp_approval_request')!;
+    const calls = mcpServer.methods.filter((method) => method === 'tools/call').length;
+    const approved = await post(
+      `${gw.url}/v1/responses`,
+      {
+        model: 'fake',
+        previous_response_id: first.body['id'],
+        input: [{ type: 'mcp_approval_response', approval_request_id: request['id'], approve: true }],
+        tools: [tool],
+        stream: true,
+      },
+      gw.auth('admin'),
+    );
+    assert.equal(approved.status, 200);
+    const frames = parseSseFrames(await approved.text());
+    assertResponsesFraming(frames);
+    const types = typesOf(frames);
+    const added = frames.find((f) => f.data['type'] === 'response.output_item.added' && (f.data['item'] as Json)['type'] === 'mcp_call')!;
+    assert.ok(added, types.join(', '));
+    assert.ok(types.includes('response.mcp_call_arguments.done'), types.join(', '));
+    const final = frames.at(-1)!.data['response'] as Json;
+    const call = (final['output'] as Json[]).find((item) => item['type'] === 'mcp_call')!;
+    assert.equal(call['status'], 'completed');
+    assert.equal(call['output'], '42');
+    assert.equal(mcpServer.methods.filter((method) => method === 'tools/call').length, calls + 1, 'the approved call ran once');
+    assert.match(JSON.stringify(final['output']), /Result: 42/);
+
+    const second = await jsonReply(await post(`${gw.url}/v1/responses`, { model: 'fake', input: 'add again', store: true, tools: [tool] }, gw.auth('admin')));
+    const again = (second.body['output'] as Json[]).find((item) => item['type'] === 'mcp_approval_request')!;
+    const denied = await jsonReply(
+      await post(
+        `${gw.url}/v1/responses`,
+        {
+          model: 'fake',
+          previous_response_id: second.body['id'],
+          input: [{ type: 'mcp_approval_response', approval_request_id: again['id'], approve: false, reason: 'not today' }],
+          tools: [tool],
+        },
+        gw.auth('admin'),
+      ),
+    );
+    assert.equal(denied.status, 200, denied.text);
+    const deniedCall = (denied.body['output'] as Json[]).find((item) => item['type'] === 'mcp_call')!;
+    assert.equal(deniedCall['status'], 'failed');
+    assert.match(String(deniedCall['error']), /denied this call: not today/);
+    assert.equal(mcpServer.methods.filter((method) => method === 'tools/call').length, calls + 1, 'the denied call never reached the server');
+    const unknown = await jsonReply(
+      await post(
+        `${gw.url}/v1/responses`,
+        {
+          model: 'fake',
+          previous_response_id: denied.body['id'],
+          input: [{ type: 'mcp_approval_response', approval_request_id: 'mcpr_nope', approve: true }],
+          tools: [tool],
+        },
+        gw.auth('admin'),
+      ),
+    );
+    assert.equal(unknown.status, 400, unknown.text);
+    assert.equal((unknown.body['error'] as Json)['param'], 'input[0].approval_request_id');
   });
 
   it('refuses a server URL the SSRF guard does not allow, naming the tool', async () => {

@@ -1,7 +1,8 @@
 // GET /v1/dashboards, GET/DELETE /v1/dashboards/{dashboard_id} (API key, the caller's organization
 // only), and GET /v1/dashboards/{dashboard_id}/view: the page, spec or PNG through a signed link.
 import { callerOf } from '../../agents/access';
-import { checkDashboardLink, dashboardLinkSecret, linkBaseUrl, signDashboardLink } from '../../dashboards/links';
+import { checkDashboardLink, dashboardLinkSecret, signDashboardLink } from '../../dashboards/links';
+import { publicBaseUrl, requestBaseUrl } from '../../files/share-link';
 import { dashboardPage, DASHBOARD_PAGE_HEADERS, servedSpec } from '../../dashboards/page';
 import { RendererUnavailableError } from '../../dashboards/png-renderer';
 import { GatewayError } from '../../http/errors';
@@ -16,11 +17,10 @@ const dashboardNotFound = (id: string): GatewayError => new GatewayError('not_fo
 /** The page's scripts, relative to /v1/dashboards/{id}/view (a reverse proxy's path prefix is kept). */
 const ASSET_BASE = '../../dashboard_assets/';
 
-/** Links start with server.publicUrl when set, else the address the caller reached us at (Express honours server.trustProxy). */
+/** Links start with server.publicUrl when set, else the address the caller reached us at. */
 function baseUrl(ctx: RequestContext, services: AppServices): string {
-  const req = ctx.req as RequestContext['req'] & { protocol?: string; host?: string };
-  const host = req.host ?? req.headers.host;
-  return linkBaseUrl(services.config.server, host ? `${req.protocol ?? 'http'}://${host}` : undefined);
+  const { server } = services.config;
+  return publicBaseUrl(server, requestBaseUrl(ctx.req, server.trustProxy));
 }
 
 function presentSummary(d: DashboardSummary): Record<string, unknown> {

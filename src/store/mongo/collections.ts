@@ -1,6 +1,6 @@
 // MongoDB documents: one collection per repository, timestamps as BSON dates (converted to ISO strings
 // at the port boundary), _id carrying the record's id (or a composite key where the record has none).
-import type { Collection, Db, OptionalUnlessRequiredId } from 'mongodb';
+import type { Collection, Db, ObjectId, OptionalUnlessRequiredId } from 'mongodb';
 import { MongoServerError } from 'mongodb';
 import type { Permission, Role } from '../../config/types';
 import type {
@@ -201,6 +201,19 @@ export interface SettingDoc {
   value: string;
 }
 
+/** A stored file's record; its bytes are the GridFS file `contentId` of the `file_contents` bucket. */
+export interface StoredFileDoc {
+  _id: string;
+  orgId: string;
+  userId: string | null;
+  filename: string;
+  purpose: string;
+  bytes: number;
+  mediaType: string;
+  createdAt: Date;
+  contentId: ObjectId;
+}
+
 export interface KnowledgeStoreDoc {
   _id: string;
   orgId: string;
@@ -261,6 +274,7 @@ export interface Collections {
   audit: Collection<AuditDoc>;
   usage: Collection<UsageDoc>;
   settings: Collection<SettingDoc>;
+  files: Collection<StoredFileDoc>;
   knowledgeStores: Collection<KnowledgeStoreDoc>;
   knowledgeDocuments: Collection<KnowledgeDocumentDoc>;
   dashboards: Collection<DashboardDoc>;
@@ -284,6 +298,7 @@ export function collectionsOf(db: Db): Collections {
     audit: db.collection<AuditDoc>('audit_records'),
     usage: db.collection<UsageDoc>('usage_records'),
     settings: db.collection<SettingDoc>('settings'),
+    files: db.collection<StoredFileDoc>('files'),
     knowledgeStores: db.collection<KnowledgeStoreDoc>('knowledge_stores'),
     knowledgeDocuments: db.collection<KnowledgeDocumentDoc>('knowledge_documents'),
     dashboards: db.collection<DashboardDoc>('dashboards'),

@@ -7,18 +7,19 @@ import { mongoDashboards } from './dashboards-repository';
 import { mongoKnowledge } from './knowledge-repository';
 import { collectionsOf, date, type Collections } from './collections';
 import { mongoConversations } from './conversations-repository';
+import { mongoFiles } from './files-repository';
 import { composedTurns } from '../composed-turns';
 import { mongoGroups, mongoKeys, mongoOrganizations, mongoSettings, mongoUsers } from './identity-repositories';
 import { mongoAudit, mongoResponses, mongoSteps, mongoUsage } from './records-repositories';
 import { mongoRuns } from './runs-repository';
 
 /** Bumped when the index set below changes; recorded in schema_migrations like the SQL stores. */
-const SCHEMA_VERSION = 12;
+const SCHEMA_VERSION = 4;
 const SCHEMA_NAMES: Record<number, string> = {
   1: 'initial indexes',
   2: 'response leases and expiry index',
-  // Numbered as the SQL migration that adds the same collections.
-  12: 'knowledge stores and dashboards',
+  3: 'stored files',
+  4: 'knowledge stores and dashboards',
 };
 /** Documents deleted per prune round trip. */
 const PRUNE_BATCH = 1000;
@@ -53,6 +54,8 @@ async function createIndexes(c: Collections): Promise<void> {
     c.audit.createIndex({ at: 1 }),
     c.usage.createIndex({ orgId: 1, at: 1 }),
     c.usage.createIndex({ at: 1 }),
+    // Listing an organization's files in creation order (keyset on createdAt, _id).
+    c.files.createIndex({ orgId: 1, createdAt: 1, _id: 1 }),
     // Knowledge stores (see the SQL schema's migration 12): names unique per organization, documents
     // listed per store in insertion order, and the one text index a collection may have, title
     // weighted above text, English stemming like the SQL stores' tsvector.
@@ -151,6 +154,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
     audit: mongoAudit(c),
     usage: mongoUsage(c),
     settings: mongoSettings(c),
+    files: mongoFiles(db, c),
     knowledge: mongoKnowledge(c),
     dashboards: mongoDashboards(c),
     async migrate() {

@@ -277,6 +277,27 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
+    // Stored files (POST /v1/files, tool outputs). `content` holds the bytes on PostgreSQL and is NULL
+    // on the embedded store, which keeps them in files under <store.path>/files (files-repository.ts
+    // says why). Listing reads the organization's newest first (keyset on created_at, id).
+    version: 11,
+    name: 'stored files',
+    statements: [
+      `CREATE TABLE files (
+        id text PRIMARY KEY,
+        org_id text NOT NULL,
+        user_id text,
+        filename text NOT NULL,
+        purpose text NOT NULL,
+        bytes bigint NOT NULL,
+        media_type text NOT NULL,
+        created_at timestamptz NOT NULL,
+        content bytea
+      )`,
+      `CREATE INDEX files_org_created ON files (org_id, created_at, id)`,
+    ],
+  },
+  {
     // Knowledge stores (svc_knowledge_store_search): documents searched with PostgreSQL full text, the
     // same SQL on the embedded database and a server. The tsvector is a stored generated column (title
     // weighted above text, English stemming) under a GIN index: computed once per document, not per

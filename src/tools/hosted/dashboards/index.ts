@@ -5,9 +5,10 @@
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { newDashboardId } from '../../../dashboards/ids';
-import { linkBaseUrl, dashboardLinkSecret, signDashboardLink } from '../../../dashboards/links';
+import { dashboardLinkSecret, signDashboardLink } from '../../../dashboards/links';
+import { publicBaseUrl } from '../../../files/share-link';
 import type { DashboardRecord } from '../../../store/tool-records';
-import { ToolFailure, type HostedTool, type HostedToolFactory, type ToolDeps } from '../../types';
+import { ToolFailure, type HostedTool, type HostedToolFactory, type ToolCallContext, type ToolDeps } from '../../types';
 import { chartRecords, jsonText, type ChartRecords } from './chart-data';
 import { checkChart, type ChartCheck } from './check-chart';
 
@@ -44,10 +45,10 @@ function withoutData(spec: Record<string, unknown>): Record<string, unknown> {
   return rest;
 }
 
-async function describe(deps: ToolDeps, dashboard: DashboardRecord, check: ChartCheck): Promise<string> {
+async function describe(deps: ToolDeps, ctx: ToolCallContext, dashboard: DashboardRecord, check: ChartCheck): Promise<string> {
   const expiresAt = Math.floor(deps.now().getTime() / 1000) + deps.config.tools.dashboards.linkTtlSeconds;
-  const link = signDashboardLink(await dashboardLinkSecret(deps.store), linkBaseUrl(deps.config.server), dashboard.id, expiresAt);
-  const chromium = await access(deps.config.tools.dashboards.chromiumPath, constants.X_OK).then(
+  const link = signDashboardLink(await dashboardLinkSecret(deps.store), publicBaseUrl(deps.config.server, ctx.baseUrl), dashboard.id, expiresAt);
+  const chromium = await access(deps.config.tools.browser.executablePath, constants.X_OK).then(
     () => true,
     () => false,
   );
@@ -105,7 +106,7 @@ function generateTool(deps: ToolDeps): HostedTool {
         updatedAt: at,
       };
       await deps.store.dashboards.create(dashboard);
-      return { output: await describe(deps, dashboard, check) };
+      return { output: await describe(deps, ctx, dashboard, check) };
     },
   };
 }
@@ -143,7 +144,7 @@ function updateTool(deps: ToolDeps): HostedTool {
         const check = await checkChart(nextSpec, records ?? current.data);
         const patch = { ...(name !== undefined ? { title: name } : {}), ...(spec ? { spec: nextSpec } : {}), ...(records ? { data: records } : {}) };
         const updated = await deps.store.dashboards.update(ctx.orgId, id, patch, current.version, deps.now().toISOString());
-        if (updated) return { output: await describe(deps, updated, check) };
+        if (updated) return { output: await describe(deps, ctx, updated, check) };
         // Another update came first: check the chart again on top of it.
         if (attempt >= UPDATE_ATTEMPTS) throw new ToolFailure('The dashboard kept changing while this update was being made; try again.');
       }
