@@ -205,6 +205,7 @@ export interface ToolsConfig {
   /** Hosts request- and tool-supplied URLs may reach past the SSRF guard. */
   allowHosts: string[];
   browser: BrowserToolsConfig;
+  dashboards: DashboardsConfig;
   mcp: McpClientConfig;
 }
 
@@ -241,6 +242,14 @@ export interface FilesConfig {
   maxShareTtlSeconds: number;
   /** Key that signs share links; absent: generated once and kept in the store's settings. */
   shareSecret?: string;
+}
+
+/** svc_dashboard_generate/update and the dashboard pages (config schema `tools.dashboards`). */
+export interface DashboardsConfig {
+  linkTtlSeconds: number;
+  maxDataRows: number;
+  maxDataBytes: number;
+  renderTimeoutMs: number;
 }
 
 export interface GatewayConfig {
