@@ -2,8 +2,10 @@
 // organization switched off). A folder under src/tools/hosted/ exports one HostedToolFactory.
 import type { HostedToolFactory } from './types';
 import { browserTools } from './hosted/browser';
+import { dashboardTools } from './hosted/dashboards';
 import { fileShareTools } from './hosted/file-share';
 import { workspaceFileTools } from './hosted/files';
+import { knowledgeStoreTools } from './hosted/knowledge';
 import { storedFileTools } from './hosted/stored-files';
 import { vpnTools } from './hosted/vpn';
 import { webDownloadTool } from './hosted/web-download';
@@ -17,4 +19,6 @@ export const HOSTED_TOOL_FACTORIES: readonly HostedToolFactory[] = [
   webDownloadTool,
   vpnTools,
   browserTools,
+  dashboardTools,
+  knowledgeStoreTools,
 ];
