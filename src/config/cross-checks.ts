@@ -7,6 +7,7 @@
 import { CronExpressionParser } from 'cron-parser';
 import { dlpPatternProblem } from './dlp-pattern';
 import { oneOf, type ConfigProblem } from './problems';
+import { egressProfileUrls, webSearchSettings } from './tool-checks';
 
 type Node = Record<string, unknown>;
 
@@ -261,6 +262,21 @@ function responsesTimezone({ doc }: CheckInput): ConfigProblem[] {
   }
 }
 
+/** files.shareTtlSeconds, the default lifetime of a share link, must be one a call could ask for. */
+function fileShareLifetimes({ doc }: CheckInput): ConfigProblem[] {
+  const files = node(doc['files']);
+  const ttl = files['shareTtlSeconds'];
+  const max = files['maxShareTtlSeconds'];
+  if (typeof ttl !== 'number' || typeof max !== 'number' || ttl <= max) return [];
+  return [
+    {
+      path: 'files.shareTtlSeconds',
+      message: `the default share link lifetime ${ttl} is longer than files.maxShareTtlSeconds ${max}`,
+      fix: `at most ${max}, or raise files.maxShareTtlSeconds`,
+    },
+  ];
+}
+
 /** Every cross-reference check, run in this order; each reports all it finds. */
 export const CONFIG_CHECKS: readonly ConfigCheck[] = [
   responsesTimezone,
@@ -272,4 +288,7 @@ export const CONFIG_CHECKS: readonly ConfigCheck[] = [
   cronSchedules,
   organizationMembers,
   dlpCustomPatterns,
+  egressProfileUrls,
+  webSearchSettings,
+  fileShareLifetimes,
 ];

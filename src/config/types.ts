@@ -16,6 +16,8 @@ export interface ServerConfig {
   shutdownGraceMs: number;
   /** Trust X-Forwarded-* headers (behind a reverse proxy). */
   trustProxy: boolean;
+  /** The gateway's address as users reach it, for links it hands out (absent: from the request, else host:port). */
+  publicUrl?: string;
 }
 
 export interface StoreConfig {
@@ -123,10 +125,32 @@ export interface UserConfig {
   keys: string[];
 }
 
+/** A named egress profile (svc_vpn_connect): a proxy the conversation's web tools go out through. */
+export interface EgressProfileConfig {
+  /** http://, https://, socks5:// or socks5h://, with user:password@ when the proxy wants them: a secret. */
+  url: string;
+  description?: string;
+}
+
+export type WebSearchProvider = 'searxng' | 'brave' | 'tavily';
+
+/** svc_web_search's search API for an organization. */
+export interface WebSearchConfig {
+  provider: WebSearchProvider;
+  /** Base URL; required for searxng, defaults to the public API for brave and tavily. */
+  url?: string;
+  apiKey?: string;
+  timeoutMs: number;
+}
+
 /** An organization's server-side tools. */
 export interface OrganizationToolsConfig {
   /** Hosted tools switched off for this organization. */
   disabled: string[];
+  /** Egress profiles by name (svc_vpn_connect). */
+  egressProfiles: Record<string, EgressProfileConfig>;
+  /** Absent: svc_web_search fails saying it is not configured. */
+  webSearch?: WebSearchConfig;
 }
 
 export interface OrganizationConfig {
@@ -202,7 +226,26 @@ export interface ToolsConfig {
   disabled: string[];
   /** Hosts request- and tool-supplied URLs may reach past the SSRF guard. */
   allowHosts: string[];
+  /** svc_web_download's limits. */
+  webDownload: { maxBytes: number; timeoutMs: number };
+  browser: BrowserToolsConfig;
+  dashboards: DashboardsConfig;
   mcp: McpClientConfig;
+}
+
+/** The browser tools (config schema `tools.browser`): headless Chromium, one context per conversation. */
+export interface BrowserToolsConfig {
+  executablePath: string;
+  maxContexts: number;
+  idleTimeoutMs: number;
+  navigationTimeoutMs: number;
+  actionTimeoutMs: number;
+  maxCapturedRequests: number;
+  maxPostDataBytes: number;
+  maxTextChars: number;
+  viewportWidth: number;
+  viewportHeight: number;
+  maxScreenshotHeight: number;
 }
 
 /** The MCP client of Responses `mcp` tools (config schema `tools.mcp`). */
@@ -211,6 +254,26 @@ export interface McpClientConfig {
   connectTimeoutMs: number;
   idleTimeoutMs: number;
   maxResponseBytes: number;
+}
+
+/** Stored files: the Files API and the stored-file tools. */
+export interface FilesConfig {
+  /** Largest stored file, in bytes (uploads and shared workspace files). */
+  maxBytes: number;
+  /** Lifetime of a share link when the call names none. */
+  shareTtlSeconds: number;
+  /** Longest lifetime a share link may be given. */
+  maxShareTtlSeconds: number;
+  /** Key that signs share links; absent: generated once and kept in the store's settings. */
+  shareSecret?: string;
+}
+
+/** svc_dashboard_generate/update and the dashboard pages (config schema `tools.dashboards`). */
+export interface DashboardsConfig {
+  linkTtlSeconds: number;
+  maxDataRows: number;
+  maxDataBytes: number;
+  renderTimeoutMs: number;
 }
 
 export interface GatewayConfig {
@@ -222,6 +285,7 @@ export interface GatewayConfig {
   evaluation: EvaluationConfig;
   responses: ResponsesConfig;
   tools: ToolsConfig;
+  files: FilesConfig;
   organizations: OrganizationConfig[];
   agents: AgentConfig[];
   plugins: Record<string, PluginToggle>;

@@ -3,6 +3,30 @@ import type { RouteSpec } from '../http/route-spec';
 
 export const routes: readonly RouteSpec[] = [
   {
+    "operationId": "addKnowledgeDocument",
+    "method": "post",
+    "template": "/v1/knowledge_stores/{store_id}/documents",
+    "expressPath": "/v1/knowledge_stores/:store_id/documents",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": "addKnowledgeDocument_body",
+    "bodyRequired": true,
+    "multipartBody": false,
+    "paramsValidator": "addKnowledgeDocument_params",
+    "queryValidator": null,
+    "pathParams": [
+      "store_id"
+    ],
+    "auditedParams": [
+      "store_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
     "operationId": "cancelRun",
     "method": "post",
     "template": "/v1/runs/{runId}/cancel",
@@ -11,6 +35,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "cancelRun_params",
     "queryValidator": null,
     "pathParams": [
@@ -34,6 +59,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": "createChatCompletion_body",
     "bodyRequired": true,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -52,6 +78,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": "createCompletion_body",
     "bodyRequired": true,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -59,6 +86,45 @@ export const routes: readonly RouteSpec[] = [
     "streams": true,
     "tags": [
       "gateway"
+    ]
+  },
+  {
+    "operationId": "createFile",
+    "method": "post",
+    "template": "/v1/files",
+    "expressPath": "/v1/files",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": true,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "files"
+    ]
+  },
+  {
+    "operationId": "createKnowledgeStore",
+    "method": "post",
+    "template": "/v1/knowledge_stores",
+    "expressPath": "/v1/knowledge_stores",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": "createKnowledgeStore_body",
+    "bodyRequired": true,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
     ]
   },
   {
@@ -70,6 +136,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": "createMessage_body",
     "bodyRequired": true,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -88,6 +155,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": "createResponse_body",
     "bodyRequired": true,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -106,6 +174,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": "createRun_body",
     "bodyRequired": true,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -113,6 +182,150 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "runs"
+    ]
+  },
+  {
+    "operationId": "deleteDashboard",
+    "method": "delete",
+    "template": "/v1/dashboards/{dashboard_id}",
+    "expressPath": "/v1/dashboards/:dashboard_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "deleteDashboard_params",
+    "queryValidator": null,
+    "pathParams": [
+      "dashboard_id"
+    ],
+    "auditedParams": [
+      "dashboard_id"
+    ],
+    "streams": false,
+    "tags": [
+      "dashboards",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "deleteFile",
+    "method": "delete",
+    "template": "/v1/files/{file_id}",
+    "expressPath": "/v1/files/:file_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "deleteFile_params",
+    "queryValidator": null,
+    "pathParams": [
+      "file_id"
+    ],
+    "auditedParams": [
+      "file_id"
+    ],
+    "streams": false,
+    "tags": [
+      "files"
+    ]
+  },
+  {
+    "operationId": "deleteKnowledgeDocument",
+    "method": "delete",
+    "template": "/v1/knowledge_stores/{store_id}/documents/{document_id}",
+    "expressPath": "/v1/knowledge_stores/:store_id/documents/:document_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "deleteKnowledgeDocument_params",
+    "queryValidator": null,
+    "pathParams": [
+      "store_id",
+      "document_id"
+    ],
+    "auditedParams": [
+      "store_id",
+      "document_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "deleteKnowledgeStore",
+    "method": "delete",
+    "template": "/v1/knowledge_stores/{store_id}",
+    "expressPath": "/v1/knowledge_stores/:store_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "deleteKnowledgeStore_params",
+    "queryValidator": null,
+    "pathParams": [
+      "store_id"
+    ],
+    "auditedParams": [
+      "store_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "downloadFile",
+    "method": "get",
+    "template": "/v1/files/{file_id}/content",
+    "expressPath": "/v1/files/:file_id/content",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "downloadFile_params",
+    "queryValidator": null,
+    "pathParams": [
+      "file_id"
+    ],
+    "auditedParams": [
+      "file_id"
+    ],
+    "streams": false,
+    "tags": [
+      "files"
+    ]
+  },
+  {
+    "operationId": "downloadSharedFile",
+    "method": "get",
+    "template": "/v1/files/{file_id}/shared",
+    "expressPath": "/v1/files/:file_id/shared",
+    "family": "openai",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "downloadSharedFile_params",
+    "queryValidator": "downloadSharedFile_query",
+    "pathParams": [
+      "file_id"
+    ],
+    "auditedParams": [
+      "file_id"
+    ],
+    "streams": false,
+    "tags": [
+      "files",
+      "extension"
     ]
   },
   {
@@ -124,6 +337,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getAgent_params",
     "queryValidator": "getAgent_query",
     "pathParams": [
@@ -146,6 +360,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getAgentWebhooks_params",
     "queryValidator": null,
     "pathParams": [
@@ -169,6 +384,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -187,6 +403,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getApiReferenceAsset_params",
     "queryValidator": null,
     "pathParams": [
@@ -201,6 +418,104 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "getDashboard",
+    "method": "get",
+    "template": "/v1/dashboards/{dashboard_id}",
+    "expressPath": "/v1/dashboards/:dashboard_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "getDashboard_params",
+    "queryValidator": null,
+    "pathParams": [
+      "dashboard_id"
+    ],
+    "auditedParams": [
+      "dashboard_id"
+    ],
+    "streams": false,
+    "tags": [
+      "dashboards",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "getDashboardAsset",
+    "method": "get",
+    "template": "/v1/dashboard_assets/{asset}",
+    "expressPath": "/v1/dashboard_assets/:asset",
+    "family": "openai",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "getDashboardAsset_params",
+    "queryValidator": null,
+    "pathParams": [
+      "asset"
+    ],
+    "auditedParams": [
+      "asset"
+    ],
+    "streams": false,
+    "tags": [
+      "dashboards",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "getKnowledgeDocument",
+    "method": "get",
+    "template": "/v1/knowledge_stores/{store_id}/documents/{document_id}",
+    "expressPath": "/v1/knowledge_stores/:store_id/documents/:document_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "getKnowledgeDocument_params",
+    "queryValidator": null,
+    "pathParams": [
+      "store_id",
+      "document_id"
+    ],
+    "auditedParams": [
+      "store_id",
+      "document_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "getKnowledgeStore",
+    "method": "get",
+    "template": "/v1/knowledge_stores/{store_id}",
+    "expressPath": "/v1/knowledge_stores/:store_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "getKnowledgeStore_params",
+    "queryValidator": null,
+    "pathParams": [
+      "store_id"
+    ],
+    "auditedParams": [
+      "store_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
     "operationId": "getLiveness",
     "method": "get",
     "template": "/health/live",
@@ -209,6 +524,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -227,6 +543,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -245,6 +562,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -263,6 +581,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -281,6 +600,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getResponse_params",
     "queryValidator": "getResponse_query",
     "pathParams": [
@@ -303,6 +623,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getRun_params",
     "queryValidator": null,
     "pathParams": [
@@ -325,6 +646,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getRunEvals_params",
     "queryValidator": null,
     "pathParams": [
@@ -347,6 +669,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -365,6 +688,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": "listAuditRecords_query",
     "pathParams": [],
@@ -384,6 +708,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "listConversationItems_params",
     "queryValidator": "listConversationItems_query",
     "pathParams": [
@@ -398,6 +723,89 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "listDashboards",
+    "method": "get",
+    "template": "/v1/dashboards",
+    "expressPath": "/v1/dashboards",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": "listDashboards_query",
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "dashboards",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "listFiles",
+    "method": "get",
+    "template": "/v1/files",
+    "expressPath": "/v1/files",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": "listFiles_query",
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "files"
+    ]
+  },
+  {
+    "operationId": "listKnowledgeDocuments",
+    "method": "get",
+    "template": "/v1/knowledge_stores/{store_id}/documents",
+    "expressPath": "/v1/knowledge_stores/:store_id/documents",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "listKnowledgeDocuments_params",
+    "queryValidator": "listKnowledgeDocuments_query",
+    "pathParams": [
+      "store_id"
+    ],
+    "auditedParams": [
+      "store_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "listKnowledgeStores",
+    "method": "get",
+    "template": "/v1/knowledge_stores",
+    "expressPath": "/v1/knowledge_stores",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
     "operationId": "listModels",
     "method": "get",
     "template": "/v1/models",
@@ -406,6 +814,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -424,6 +833,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "listResponseInputItems_params",
     "queryValidator": null,
     "pathParams": [
@@ -446,6 +856,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "restartRun_params",
     "queryValidator": null,
     "pathParams": [
@@ -460,6 +871,29 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "retrieveFile",
+    "method": "get",
+    "template": "/v1/files/{file_id}",
+    "expressPath": "/v1/files/:file_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "retrieveFile_params",
+    "queryValidator": null,
+    "pathParams": [
+      "file_id"
+    ],
+    "auditedParams": [
+      "file_id"
+    ],
+    "streams": false,
+    "tags": [
+      "files"
+    ]
+  },
+  {
     "operationId": "retryRun",
     "method": "post",
     "template": "/v1/runs/{runId}/retry",
@@ -468,6 +902,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "retryRun_params",
     "queryValidator": null,
     "pathParams": [
@@ -483,6 +918,30 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "searchKnowledgeStore",
+    "method": "post",
+    "template": "/v1/knowledge_stores/{store_id}/search",
+    "expressPath": "/v1/knowledge_stores/:store_id/search",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": "searchKnowledgeStore_body",
+    "bodyRequired": true,
+    "multipartBody": false,
+    "paramsValidator": "searchKnowledgeStore_params",
+    "queryValidator": null,
+    "pathParams": [
+      "store_id"
+    ],
+    "auditedParams": [
+      "store_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
     "operationId": "triggerWebhook",
     "method": "post",
     "template": "/v1/webhooks/{token}",
@@ -491,6 +950,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": "triggerWebhook_body",
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "triggerWebhook_params",
     "queryValidator": null,
     "pathParams": [
@@ -500,6 +960,30 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "runs",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "viewDashboard",
+    "method": "get",
+    "template": "/v1/dashboards/{dashboard_id}/view",
+    "expressPath": "/v1/dashboards/:dashboard_id/view",
+    "family": "openai",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "viewDashboard_params",
+    "queryValidator": "viewDashboard_query",
+    "pathParams": [
+      "dashboard_id"
+    ],
+    "auditedParams": [
+      "dashboard_id"
+    ],
+    "streams": false,
+    "tags": [
+      "dashboards",
       "extension"
     ]
   }

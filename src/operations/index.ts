@@ -2,7 +2,10 @@
 // or a handler names no operation (src/app.ts). Each area exports its own map.
 import { adminHandlers } from './admin/index';
 import { agentHandlers } from './agents/index';
+import { fileHandlers } from './files/index';
+import { dashboardHandlers } from './dashboards/index';
 import { gatewayHandlers } from './gateway/index';
+import { knowledgeHandlers } from './knowledge/index';
 import { getApiReference, getApiReferenceAsset, getOpenApiDocument } from './meta/docs';
 import { getLiveness, getMetrics, getReadiness } from './meta/health';
 import { listModels } from './models/list-models';
@@ -24,4 +27,7 @@ export const handlers: Readonly<Record<string, Handler>> = {
   ...agentHandlers,
   ...gatewayHandlers,
   ...adminHandlers,
+  ...fileHandlers,
+  ...knowledgeHandlers,
+  ...dashboardHandlers,
 };

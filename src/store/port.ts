@@ -11,6 +11,8 @@ import type {
   ConversationItemRecord,
   ConversationRecord,
   ConversationSummary,
+  FilePageQuery,
+  FileViewer,
   GroupRecord,
   LeaseFence,
   NewConversationItem,
@@ -27,12 +29,23 @@ import type {
   RunStatus,
   StepInit,
   StepVerdictRecord,
+  StoredFileRecord,
   UsageRecord,
   UsageTotal,
   UserRecord,
   VisibleAgent,
   VisibleRun,
 } from './types';
+import type {
+  DashboardPatch,
+  DashboardRecord,
+  DashboardSummary,
+  KnowledgeDocumentRecord,
+  KnowledgeDocumentSummary,
+  KnowledgeSearchHit,
+  KnowledgeStoreRecord,
+  KnowledgeStoreView,
+} from './tool-records';
 
 export interface OrganizationRepository {
   upsert(org: Omit<OrganizationRecord, 'updatedAt'>): Promise<void>;
@@ -312,6 +325,87 @@ export interface SettingsRepository {
   setIfAbsent(key: string, value: string): Promise<string>;
 }
 
+/**
+ * Small per-conversation values of hosted tools (the egress profile svc_vpn_connect chose, …), keyed by
+ * (organization, conversation, key): read by every process, kept across restarts. A value is the tool's
+ * own text (JSON when it needs structure); never a secret (the egress choice is a profile name, the
+ * proxy URL stays in the configuration).
+ */
+export interface ToolStateRepository {
+  get(orgId: string, conversationId: string, key: string): Promise<string | null>;
+  /** Creates or replaces the value (last writer wins). */
+  set(orgId: string, conversationId: string, key: string, value: string, updatedAt: string): Promise<void>;
+  /** Removes one value; true when there was one. */
+  delete(orgId: string, conversationId: string, key: string): Promise<boolean>;
+  /** Removes a conversation's values (every key, or only `key`), whatever the organization: the conversation went. */
+  forget(conversationId: string, key?: string): Promise<number>;
+}
+
+/**
+ * Stored files (POST /v1/files and tool outputs): the record in the store, the bytes where the backend
+ * keeps them (PostgreSQL: a bytea column; the embedded store: a file under <store.path>/files, so they
+ * never pass through the embedded database's WebAssembly memory; MongoDB: GridFS).
+ */
+export interface FileRepository {
+  /** Stores the bytes, then the record: a record never names bytes that are not there. */
+  create(file: StoredFileRecord, content: Buffer): Promise<void>;
+  /** The record if the viewer may see it (see FileViewer), else null. */
+  getVisible(viewer: FileViewer, id: string): Promise<StoredFileRecord | null>;
+  /** The viewer's visible files, keyset-paginated by (createdAt, id), at most `limit`. */
+  listVisible(viewer: FileViewer, query: FilePageQuery): Promise<StoredFileRecord[]>;
+  /** Record and bytes of a file the viewer may see, else null. */
+  readVisible(viewer: FileViewer, id: string): Promise<{ file: StoredFileRecord; content: Buffer } | null>;
+  /** System access (a signed share link already proved the right to it): record and bytes, or null. */
+  read(id: string): Promise<{ file: StoredFileRecord; content: Buffer } | null>;
+  /** Deletes the record, then the bytes, of a file the viewer may see; false when there is none. */
+  deleteVisible(viewer: FileViewer, id: string): Promise<boolean>;
+}
+
+/**
+ * An organization's knowledge stores and their documents, searched by relevance (SQL: PostgreSQL full
+ * text, a GIN-indexed tsvector of title and text; MongoDB: a text index). Every method takes the
+ * organization: another organization's stores and documents are absent.
+ */
+export interface KnowledgeRepository {
+  /** Inserts the store; false (nothing written) when the organization already has a store of that name. */
+  createStore(store: KnowledgeStoreRecord): Promise<boolean>;
+  getStore(orgId: string, storeId: string): Promise<KnowledgeStoreView | null>;
+  getStoreByName(orgId: string, name: string): Promise<KnowledgeStoreView | null>;
+  /** The organization's stores by name. */
+  listStores(orgId: string): Promise<KnowledgeStoreView[]>;
+  /** Deletes the store with its documents; false when there was no such store. */
+  deleteStore(orgId: string, storeId: string): Promise<boolean>;
+  /** Adds a document to an existing store of the organization; false (nothing kept) when there is no such store. */
+  addDocument(document: KnowledgeDocumentRecord): Promise<boolean>;
+  getDocument(orgId: string, storeId: string, documentId: string): Promise<KnowledgeDocumentRecord | null>;
+  /** Oldest first by (createdAt, id), after the document `after` (exclusive) when given, at most `limit`. */
+  listDocuments(orgId: string, storeId: string, options: { after?: string; limit: number }): Promise<KnowledgeDocumentSummary[]>;
+  deleteDocument(orgId: string, storeId: string, documentId: string): Promise<boolean>;
+  /**
+   * The documents of the given stores of the organization that match `query` (web-search syntax:
+   * words, "quoted phrases", -excluded words), best first, at most `limit`, each with a snippet.
+   */
+  search(orgId: string, storeIds: readonly string[], query: string, limit: number): Promise<KnowledgeSearchHit[]>;
+}
+
+/** Dashboards made by svc_dashboard_generate, per organization. */
+export interface DashboardRepository {
+  create(dashboard: DashboardRecord): Promise<void>;
+  /** System access (a signed link names the dashboard alone). */
+  get(id: string): Promise<DashboardRecord | null>;
+  /** The organization's dashboard, else null. */
+  getInOrg(orgId: string, id: string): Promise<DashboardRecord | null>;
+  /** The organization's dashboards, most recently updated first, at most `limit`. */
+  listByOrg(orgId: string, limit: number): Promise<DashboardSummary[]>;
+  /**
+   * Compare-and-set: applies the patch only while the dashboard's version is `whenVersion`, then
+   * increments the version and sets updatedAt to `at`. Returns the updated dashboard, or null (no such
+   * dashboard in the organization, or another update came first).
+   */
+  update(orgId: string, id: string, patch: DashboardPatch, whenVersion: number, at: string): Promise<DashboardRecord | null>;
+  delete(orgId: string, id: string): Promise<boolean>;
+}
+
 export interface Store {
   readonly driver: 'embedded' | 'postgres' | 'mongodb';
   readonly organizations: OrganizationRepository;
@@ -327,6 +421,10 @@ export interface Store {
   readonly audit: AuditRepository;
   readonly usage: UsageRepository;
   readonly settings: SettingsRepository;
+  readonly toolState: ToolStateRepository;
+  readonly files: FileRepository;
+  readonly knowledge: KnowledgeRepository;
+  readonly dashboards: DashboardRepository;
   /** Creates or migrates schema and indexes; idempotent, safe to run from several processes at once. */
   migrate(): Promise<void>;
   /** Cheap round trip for readiness. */
@@ -334,7 +432,9 @@ export interface Store {
   /**
    * Deletes finished runs (with their verdicts and conversation) and audit/usage records older than
    * `before`, and the Responses conversations idle since before it (created before it, no item since,
-   * no turn in progress) with their items. Responses carry their own expiry: responses.prune.
+   * no turn in progress) with their items, and tool state not written since `before` whose conversation
+   * is gone (or never was a stored one: a stateless response's scope). Responses carry their own
+   * expiry: responses.prune.
    */
   prune(before: string): Promise<{ runs: number; conversations: number }>;
   close(): Promise<void>;

@@ -6,8 +6,9 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { lookup as dnsLookupAsync } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { Agent, ProxyAgent, fetch as undiciFetch, request, type Dispatcher } from 'undici';
+import { Agent, fetch as undiciFetch, request, type Dispatcher } from 'undici';
 import { assertPublicLiteral, bareHost, guardedLookup, isPrivateAddress, SsrfBlockedError } from '../providers/http/ssrf-guard';
+import { proxyDispatcher } from './egress-proxy';
 
 export interface GuardedFetchOptions {
   method?: string;
@@ -20,7 +21,7 @@ export interface GuardedFetchOptions {
   timeoutMs?: number;
   /** Redirects followed, each checked like the first URL (default 5). */
   maxRedirects?: number;
-  /** An egress proxy (http://, https://) to go out through. */
+  /** An egress proxy (http://, https://, socks5://, socks5h://) to go out through. */
   proxyUrl?: string;
 }
 
@@ -69,8 +70,8 @@ export function checkUrl(raw: string | URL, allow: HostAllowList): URL {
   return url;
 }
 
-/** A lookup that checks answers unless the host is allow-listed. */
-function lookupFor(allow: HostAllowList): typeof guardedLookup {
+/** A lookup that checks answers unless the host is allow-listed (also the browser's guard proxy's). */
+export function lookupFor(allow: HostAllowList): typeof guardedLookup {
   return (hostname, options: LookupOptions, callback) => {
     if (allow.allows(new URL(`http://${isIP(hostname) === 6 ? `[${hostname}]` : hostname}`))) {
       dnsLookup(hostname, options, callback as unknown as (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family: number) => void);
@@ -81,7 +82,7 @@ function lookupFor(allow: HostAllowList): typeof guardedLookup {
 }
 
 /** Through a proxy the target is resolved here first: a name that answers with a private address is refused. */
-async function checkViaDns(url: URL, allow: HostAllowList): Promise<void> {
+export async function checkViaDns(url: URL, allow: HostAllowList): Promise<void> {
   if (allow.allows(url)) return;
   const host = bareHost(url.hostname);
   if (isIP(host) !== 0) return; // literals were checked by checkUrl
@@ -103,12 +104,12 @@ export interface WebAccess {
 export function createWebAccess(allowHosts: readonly string[]): WebAccess {
   const allow = new HostAllowList(allowHosts);
   const direct = new Agent({ connect: { lookup: lookupFor(allow) }, keepAliveTimeout: 10_000 });
-  const proxies = new Map<string, ProxyAgent>();
+  const proxies = new Map<string, Dispatcher>();
   const dispatcher = (proxyUrl?: string): Dispatcher => {
     if (!proxyUrl) return direct;
     let agent = proxies.get(proxyUrl);
     if (!agent) {
-      agent = new ProxyAgent({ uri: proxyUrl });
+      agent = proxyDispatcher(proxyUrl);
       proxies.set(proxyUrl, agent);
     }
     return agent;

@@ -188,6 +188,59 @@ describe('responses conform to the OpenAPI document', function () {
     conforms('listAuditRecords', await request(gw.url).get('/v1/admin/audit').set(gw.auth('member')));
   });
 
+  it('knowledge stores: create, list, fetch, documents, search, delete, and errors', async () => {
+    const created = await request(gw.url).post('/v1/knowledge_stores').set(admin()).send({ name: 'Conformance', description: 'Docs' });
+    conforms('createKnowledgeStore', created);
+    const id = created.body.id as string;
+    conforms('createKnowledgeStore', await request(gw.url).post('/v1/knowledge_stores').set(admin()).send({ name: 'Conformance' }));
+    conforms('createKnowledgeStore', await request(gw.url).post('/v1/knowledge_stores').set(admin()).send({}));
+    conforms('listKnowledgeStores', await request(gw.url).get('/v1/knowledge_stores').set(admin()));
+    conforms('getKnowledgeStore', await request(gw.url).get(`/v1/knowledge_stores/${id}`).set(admin()));
+    conforms('getKnowledgeStore', await request(gw.url).get(`/v1/knowledge_stores/${id}`).set(gw.auth('outsider')));
+    const doc = await request(gw.url)
+      .post(`/v1/knowledge_stores/${id}/documents`)
+      .set(admin())
+      .send({ title: 'Guide', text: 'How to file expenses.', source: 'guide.md', metadata: { team: 'finance', pages: 2 } });
+    conforms('addKnowledgeDocument', doc);
+    conforms('addKnowledgeDocument', await request(gw.url).post(`/v1/knowledge_stores/${id}/documents`).set(admin()).send({ title: 'No text' }));
+    conforms('listKnowledgeDocuments', await request(gw.url).get(`/v1/knowledge_stores/${id}/documents?limit=1`).set(admin()));
+    conforms('getKnowledgeDocument', await request(gw.url).get(`/v1/knowledge_stores/${id}/documents/${doc.body.id}`).set(admin()));
+    conforms('searchKnowledgeStore', await request(gw.url).post(`/v1/knowledge_stores/${id}/search`).set(admin()).send({ query: 'expenses' }));
+    conforms('deleteKnowledgeDocument', await request(gw.url).delete(`/v1/knowledge_stores/${id}/documents/${doc.body.id}`).set(admin()));
+    conforms('deleteKnowledgeDocument', await request(gw.url).delete(`/v1/knowledge_stores/${id}/documents/${doc.body.id}`).set(admin()));
+    conforms('deleteKnowledgeStore', await request(gw.url).delete(`/v1/knowledge_stores/${id}`).set(admin()));
+    conforms('deleteKnowledgeStore', await request(gw.url).delete(`/v1/knowledge_stores/${id}`).set(admin()));
+  });
+
+  it('dashboards: list, fetch, spec through a signed link, delete, and errors', async () => {
+    const at = new Date().toISOString();
+    const id = `dash_${'c'.repeat(32)}`;
+    const spec = { mark: 'bar', encoding: { x: { field: 'a', type: 'nominal' } } };
+    await gw.store.dashboards.create({
+      id,
+      orgId: 'acme',
+      title: 'Conformance',
+      spec,
+      data: [{ a: 'x' }],
+      version: 1,
+      createdBy: 'u-admin',
+      conversationId: null,
+      createdAt: at,
+      updatedAt: at,
+    });
+    conforms('listDashboards', await request(gw.url).get('/v1/dashboards').set(admin()));
+    const fetched = await request(gw.url).get(`/v1/dashboards/${id}`).set(admin());
+    conforms('getDashboard', fetched);
+    conforms('getDashboard', await request(gw.url).get(`/v1/dashboards/${id}`).set(gw.auth('outsider')));
+    const link = new URL(fetched.body.url as string);
+    conforms('viewDashboard', await request(gw.url).get(`${link.pathname}${link.search}&format=json`));
+    conforms('viewDashboard', await request(gw.url).get(`${link.pathname}?expires=1&signature=${'A'.repeat(43)}`));
+    conforms('viewDashboard', await request(gw.url).get(`${link.pathname}?expires=1`));
+    conforms('getDashboardAsset', await request(gw.url).get('/v1/dashboard_assets/nope.js'));
+    conforms('deleteDashboard', await request(gw.url).delete(`/v1/dashboards/${id}`).set(admin()));
+    conforms('deleteDashboard', await request(gw.url).delete(`/v1/dashboards/${id}`).set(admin()));
+  });
+
   it('chat completions, JSON and streamed', async () => {
     const body = { model: 'demo', messages: [{ role: 'user', content: 'Hello' }] };
     const res = await request(gw.url).post('/v1/chat/completions').set(admin()).send(body);
@@ -276,6 +329,25 @@ describe('responses conform to the OpenAPI document', function () {
         .expect(404),
     );
     conforms('createResponse', await request(gw.url).post('/v1/responses').set(admin()).send({ model: 'demo' }).expect(400));
+  });
+
+  it('files: upload, list, retrieve, delete, and errors', async () => {
+    const created = await request(gw.url)
+      .post('/v1/files')
+      .set(admin())
+      .field('purpose', 'user_data')
+      .attach('file', Buffer.from('hello'), 'hello.txt')
+      .expect(200);
+    conforms('createFile', created);
+    const id = (created.body as { id: string }).id;
+    conforms('listFiles', await request(gw.url).get('/v1/files').set(admin()).expect(200));
+    conforms('retrieveFile', await request(gw.url).get(`/v1/files/${id}`).set(admin()).expect(200));
+    conforms('downloadSharedFile', await request(gw.url).get(`/v1/files/${id}/shared?expires=1&signature=x`).expect(404));
+    conforms('deleteFile', await request(gw.url).delete(`/v1/files/${id}`).set(admin()).expect(200));
+    conforms('retrieveFile', await request(gw.url).get(`/v1/files/${id}`).set(admin()).expect(404));
+    conforms('downloadFile', await request(gw.url).get(`/v1/files/${id}/content`).set(admin()).expect(404));
+    conforms('createFile', await request(gw.url).post('/v1/files').set(admin()).field('purpose', 'nope').attach('file', Buffer.from('x'), 'x.txt').expect(400));
+    conforms('createFile', await request(gw.url).post('/v1/files').set(admin()).send({}).expect(415));
   });
 
   it('meta endpoints', async () => {

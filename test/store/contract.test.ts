@@ -4,12 +4,16 @@ import type { Store } from '../../src/store/port';
 import { mongodbUrl, openTestStore, type TestStore, type TestStoreDriver } from '../helpers/store';
 import { agentsContract } from './contract/agents';
 import { conversationsContract } from './contract/conversations';
+import { filesContract } from './contract/files';
+import { dashboardsContract } from './contract/dashboards';
 import type { StoreHandle } from './contract/fixtures';
 import { identityContract } from './contract/identity';
+import { knowledgeContract } from './contract/knowledge';
 import { lifecycleContract } from './contract/lifecycle';
 import { recordsContract } from './contract/records';
 import { responsesContract } from './contract/responses';
 import { runsContract } from './contract/runs';
+import { toolStateContract } from './contract/tool-state';
 import { turnsContract } from './contract/turns';
 
 const DRIVERS: readonly TestStoreDriver[] = ['embedded', 'postgres', 'mongodb'];
@@ -45,6 +49,10 @@ for (const driver of DRIVERS) {
     recordsContract(handle);
     responsesContract(handle);
     turnsContract(handle, driver);
+    toolStateContract(handle, driver);
+    filesContract(handle);
+    knowledgeContract(handle);
+    dashboardsContract(handle);
     lifecycleContract(driver);
   });
 }

@@ -12,7 +12,7 @@ import { startRunUpstream, type RunUpstream } from '../fixtures/upstreams/run-up
 import { BACKENDS, openBackend, type BackendEnv } from '../helpers/backends';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { startWorkerRuntime, type Runtime } from '../../src/runtime';
-import { jsonReply, post } from '../responses/http-helpers';
+import { assertResponsesFraming, jsonReply, parseSseFrames, post, typesOf } from '../responses/http-helpers';
 import { runConfig, triggerRun, waitForStatus } from '../runs/helpers';
 
 type Json = Record<string, unknown>;
@@ -180,6 +180,26 @@ for (const backend of BACKENDS) {
       assert.equal(await readFile(path.join(workspaces, 'acme', second.conversationId, 'p.txt'), 'utf8'), 'a');
       assert.equal(await readFile(path.join(workspaces, 'acme', second.conversationId, 'q.txt'), 'utf8'), 'b');
       assert.ok(turns >= 4);
+    });
+
+    it('an agent invoked as a model (agent/<id>) streams its svc_call items live', async () => {
+      upstream.script((body) =>
+        toolMessages(body).length === 0
+          ? { toolCalls: [{ id: 'inv1', name: 'svc_file_write', arguments: JSON.stringify({ path: 'inv.txt', content: 'streamed' }) }] }
+          : { reply: 'written' },
+      );
+      const res = await post(`${gw.url}/v1/responses`, { model: `agent/${agentId}`, input: 'go', stream: true }, gw.auth('admin'));
+      assert.equal(res.status, 200);
+      const frames = parseSseFrames(await res.text());
+      assertResponsesFraming(frames);
+      const types = typesOf(frames);
+      const added = frames.find((f) => f.data['type'] === 'response.output_item.added' && (f.data['item'] as Json)['type'] === 'svc_call');
+      assert.ok(added, types.join(', '));
+      assert.ok(types.includes('response.svc_call_arguments.done'), types.join(', '));
+      const done = frames.find((f) => f.data['type'] === 'response.output_item.done' && (f.data['item'] as Json)['type'] === 'svc_call')!;
+      assert.equal((done.data['item'] as Json)['status'], 'completed');
+      assert.match(String((done.data['item'] as Json)['output']), /Wrote 8 bytes/);
+      assert.equal(types.at(-1), 'response.completed');
     });
 
     it('a stored conversation keeps its svc_call items, shows them to the model next turn, and keeps its workspace', async () => {

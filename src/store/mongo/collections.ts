@@ -1,6 +1,6 @@
 // MongoDB documents: one collection per repository, timestamps as BSON dates (converted to ISO strings
 // at the port boundary), _id carrying the record's id (or a composite key where the record has none).
-import type { Collection, Db, OptionalUnlessRequiredId } from 'mongodb';
+import type { Collection, Db, ObjectId, OptionalUnlessRequiredId } from 'mongodb';
 import { MongoServerError } from 'mongodb';
 import type { Permission, Role } from '../../config/types';
 import type {
@@ -15,6 +15,7 @@ import type {
   RunTrigger,
   StepResult,
 } from '../types';
+import type { DocumentMetadata } from '../tool-records';
 
 export interface OrganizationDoc {
   _id: string;
@@ -200,6 +201,67 @@ export interface SettingDoc {
   value: string;
 }
 
+export interface ToolStateDoc {
+  /** JSON of [conversationId, orgId, key]: unambiguous whatever characters the ids hold. */
+  _id: string;
+  conversationId: string;
+  orgId: string;
+  key: string;
+  value: string;
+  updatedAt: Date;
+}
+
+/** A stored file's record; its bytes are the GridFS file `contentId` of the `file_contents` bucket. */
+export interface StoredFileDoc {
+  _id: string;
+  orgId: string;
+  userId: string | null;
+  filename: string;
+  purpose: string;
+  bytes: number;
+  mediaType: string;
+  createdAt: Date;
+  contentId: ObjectId;
+}
+
+export interface KnowledgeStoreDoc {
+  _id: string;
+  orgId: string;
+  name: string;
+  description: string | null;
+  createdBy: string | null;
+  createdAt: Date;
+}
+
+export interface KnowledgeDocumentDoc {
+  _id: string;
+  orgId: string;
+  storeId: string;
+  title: string;
+  source: string | null;
+  metadata: DocumentMetadata;
+  text: string;
+  textLength: number;
+  createdAt: Date;
+}
+
+export interface DashboardDoc {
+  _id: string;
+  orgId: string;
+  title: string;
+  /**
+   * The spec and data as JSON text: their keys are the caller's (a CSV header such as `$amount` or
+   * `price.usd`), which MongoDB restricts in field names, and the store never queries inside them.
+   */
+  specJson: string;
+  dataJson: string;
+  version: number;
+  createdBy: string | null;
+  conversationId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 export interface MigrationDoc {
   _id: number;
   name: string;
@@ -222,6 +284,11 @@ export interface Collections {
   audit: Collection<AuditDoc>;
   usage: Collection<UsageDoc>;
   settings: Collection<SettingDoc>;
+  toolState: Collection<ToolStateDoc>;
+  files: Collection<StoredFileDoc>;
+  knowledgeStores: Collection<KnowledgeStoreDoc>;
+  knowledgeDocuments: Collection<KnowledgeDocumentDoc>;
+  dashboards: Collection<DashboardDoc>;
   migrations: Collection<MigrationDoc>;
 }
 
@@ -242,6 +309,11 @@ export function collectionsOf(db: Db): Collections {
     audit: db.collection<AuditDoc>('audit_records'),
     usage: db.collection<UsageDoc>('usage_records'),
     settings: db.collection<SettingDoc>('settings'),
+    toolState: db.collection<ToolStateDoc>('tool_state'),
+    files: db.collection<StoredFileDoc>('files'),
+    knowledgeStores: db.collection<KnowledgeStoreDoc>('knowledge_stores'),
+    knowledgeDocuments: db.collection<KnowledgeDocumentDoc>('knowledge_documents'),
+    dashboards: db.collection<DashboardDoc>('dashboards'),
     migrations: db.collection<MigrationDoc>('schema_migrations'),
   };
 }

@@ -3,16 +3,26 @@
 import { MongoClient } from 'mongodb';
 import type { Store } from '../port';
 import { mongoAgents } from './agents-repository';
+import { mongoDashboards } from './dashboards-repository';
+import { mongoKnowledge } from './knowledge-repository';
 import { collectionsOf, date, type Collections } from './collections';
 import { mongoConversations } from './conversations-repository';
+import { mongoFiles } from './files-repository';
 import { composedTurns } from '../composed-turns';
 import { mongoGroups, mongoKeys, mongoOrganizations, mongoSettings, mongoUsers } from './identity-repositories';
 import { mongoAudit, mongoResponses, mongoSteps, mongoUsage } from './records-repositories';
 import { mongoRuns } from './runs-repository';
+import { mongoToolState, pruneToolState } from './tool-state-repository';
 
 /** Bumped when the index set below changes; recorded in schema_migrations like the SQL stores. */
-const SCHEMA_VERSION = 2;
-const SCHEMA_NAMES: Record<number, string> = { 1: 'initial indexes', 2: 'response leases and expiry index' };
+const SCHEMA_VERSION = 5;
+const SCHEMA_NAMES: Record<number, string> = {
+  1: 'initial indexes',
+  2: 'response leases and expiry index',
+  3: 'stored files',
+  4: 'knowledge stores and dashboards',
+  5: 'hosted tool state per conversation',
+};
 /** Documents deleted per prune round trip. */
 const PRUNE_BATCH = 1000;
 
@@ -46,6 +56,21 @@ async function createIndexes(c: Collections): Promise<void> {
     c.audit.createIndex({ at: 1 }),
     c.usage.createIndex({ orgId: 1, at: 1 }),
     c.usage.createIndex({ at: 1 }),
+    // A conversation's tool state is forgotten by conversation; the retention prune reads updatedAt.
+    c.toolState.createIndex({ conversationId: 1 }),
+    c.toolState.createIndex({ updatedAt: 1 }),
+    // Listing an organization's files in creation order (keyset on createdAt, _id).
+    c.files.createIndex({ orgId: 1, createdAt: 1, _id: 1 }),
+    // Knowledge stores (see the SQL schema's migration 12): names unique per organization, documents
+    // listed per store in insertion order, and the one text index a collection may have, title
+    // weighted above text, English stemming like the SQL stores' tsvector.
+    c.knowledgeStores.createIndex({ orgId: 1, name: 1 }, { unique: true }),
+    c.knowledgeDocuments.createIndex({ storeId: 1, createdAt: 1, _id: 1 }),
+    c.knowledgeDocuments.createIndex(
+      { title: 'text', text: 'text' },
+      { weights: { title: 4, text: 1 }, default_language: 'english', name: 'knowledge_documents_text' },
+    ),
+    c.dashboards.createIndex({ orgId: 1, updatedAt: -1, _id: 1 }),
   ]);
   // Read by nothing since responses expire by expiresAt (absent on a new database: nothing to drop).
   await c.responses.dropIndex('createdAt_1').catch(() => undefined);
@@ -134,6 +159,10 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
     audit: mongoAudit(c),
     usage: mongoUsage(c),
     settings: mongoSettings(c),
+    toolState: mongoToolState(c),
+    files: mongoFiles(db, c),
+    knowledge: mongoKnowledge(c),
+    dashboards: mongoDashboards(c),
     async migrate() {
       await createIndexes(c);
     },
@@ -145,7 +174,9 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
       const runs = await pruneRuns(c, cutoff);
       await c.audit.deleteMany({ at: { $lt: cutoff } });
       await c.usage.deleteMany({ at: { $lt: cutoff } });
-      return { runs, conversations: await pruneIdleConversations(c, cutoff) };
+      const conversations = await pruneIdleConversations(c, cutoff);
+      await pruneToolState(c, cutoff);
+      return { runs, conversations };
     },
     close() {
       closed ??= client.close();

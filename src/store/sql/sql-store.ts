@@ -3,9 +3,12 @@ import type { Store } from '../port';
 import { sqlAgents } from './agents-repository';
 import { sqlAudit } from './audit-repository';
 import { sqlConversations } from './conversations-repository';
+import { sqlFiles } from './files-repository';
 import type { SqlDatabase } from './database';
+import { sqlDashboards } from './dashboards-repository';
 import { sqlGroups } from './groups-repository';
 import { sqlKeys } from './keys-repository';
+import { sqlKnowledge } from './knowledge-repository';
 import { sqlOrganizations } from './organizations-repository';
 import { sqlResponses } from './responses-repository';
 import { sqlRuns } from './runs-repository';
@@ -13,10 +16,16 @@ import { sqlTurns } from './turns-repository';
 import { migrateSql } from './schema';
 import { sqlSettings } from './settings-repository';
 import { sqlSteps } from './steps-repository';
+import { sqlToolState } from './tool-state-repository';
 import { sqlUsage } from './usage-repository';
 import { sqlUsers } from './users-repository';
 
-export function createSqlStore(db: SqlDatabase): Store {
+export interface SqlStoreOptions {
+  /** Keep stored files' bytes in files under this directory instead of the database (the embedded store). */
+  filesDir?: string;
+}
+
+export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): Store {
   let closed: Promise<void> | null = null;
   return {
     driver: db.kind,
@@ -33,6 +42,10 @@ export function createSqlStore(db: SqlDatabase): Store {
     audit: sqlAudit(db),
     usage: sqlUsage(db),
     settings: sqlSettings(db),
+    toolState: sqlToolState(db),
+    files: sqlFiles(db, options.filesDir ?? null),
+    knowledge: sqlKnowledge(db),
+    dashboards: sqlDashboards(db),
     async migrate() {
       await migrateSql(db);
     },
@@ -67,6 +80,11 @@ export function createSqlStore(db: SqlDatabase): Store {
            ),
            items AS (DELETE FROM conversation_items WHERE conversation_id IN (SELECT id FROM gone))
            SELECT count(*)::int AS n FROM gone`,
+          [before],
+        );
+        // Tool state outlives nothing it belongs to: a live conversation keeps it however old it is.
+        await tx.query(
+          `DELETE FROM tool_state t WHERE t.updated_at < $1::timestamptz AND NOT EXISTS (SELECT 1 FROM conversations c WHERE c.id = t.conversation_id)`,
           [before],
         );
         return { runs: runs?.n ?? 0, conversations: conversations?.n ?? 0 };
