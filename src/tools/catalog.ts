@@ -2,5 +2,6 @@
 // organization switched off). A folder under src/tools/hosted/ exports one HostedToolFactory.
 import type { HostedToolFactory } from './types';
 import { workspaceFileTools } from './hosted/files';
+import { shellTools } from './hosted/shell';
 
-export const HOSTED_TOOL_FACTORIES: readonly HostedToolFactory[] = [workspaceFileTools];
+export const HOSTED_TOOL_FACTORIES: readonly HostedToolFactory[] = [shellTools, workspaceFileTools];
