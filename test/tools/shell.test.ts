@@ -2,7 +2,7 @@
 // ordinary use (exit codes, stderr, files shared with svc_file_*), and each limit reached. These tests
 // fail, never skip, when bubblewrap is missing: CI must prove the sandbox works (.ci/run installs it).
 import assert from 'node:assert/strict';
-import { stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import winston from 'winston';
 import { ToolRegistry } from '../../src/tools/registry';
@@ -28,6 +28,11 @@ describe('svc_shell', function () {
   describe('start-up check', () => {
     it('passes with the installed bwrap, and the registry offers svc_shell', async () => {
       const registry = await ToolRegistry.create(h.deps, [shellTools]);
+      assert.deepEqual(
+        (await readdir(h.root)).filter((name) => name.startsWith('+sandbox-check')),
+        [],
+        'the check cleans up its workspace',
+      );
       assert.equal(registry.get('acme', 'svc_shell')?.type, 'svc_shell');
       assert.equal(registry.whyNot('acme', 'svc_shell'), null);
     });

@@ -3,6 +3,7 @@
 // Without a sandbox that works here (the start-up check runs one) the tool is disabled: a command is
 // never run outside one. A conversation's commands run one at a time (its workspace is handed to the
 // sandbox user between them); different conversations' run side by side.
+import { randomBytes } from 'node:crypto';
 import { access, constants as fsConstants, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolFailure, type HostedTool, type HostedToolFactory } from '../../types';
@@ -16,7 +17,7 @@ const SETUP_MARGIN_MS = 15_000;
 /** Room for the exit-code and kill lines around the kept output. */
 const REPORT_MARGIN_BYTES = 1024;
 /** The start-up check's workspace: `+` never appears in an organization's directory name (workspace.ts). */
-const CHECK_DIR = '+sandbox-check';
+const CHECK_DIR_PREFIX = '+sandbox-check-';
 const CHECK_WALL_TIME_MS = 10_000;
 
 export const shellTools: HostedToolFactory = (deps) => {
@@ -105,7 +106,8 @@ export const shellTools: HostedToolFactory = (deps) => {
       } catch {
         return `bwrap is not installed at ${config.bwrapPath} (install the Debian package bubblewrap, or set tools.shell.bwrapPath)`;
       }
-      const probe = path.join(deps.workspaces.root, CHECK_DIR);
+      // Its own name: gateways sharing a data directory may start at the same time.
+      const probe = path.join(deps.workspaces.root, `${CHECK_DIR_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}`);
       try {
         await mkdir(probe, { recursive: true, mode: 0o700 });
         await prepare(probe);
