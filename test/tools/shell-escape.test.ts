@@ -80,6 +80,10 @@ describe('svc_shell sandbox: escapes are contained', function () {
         out.stdout.split('\n'),
         checks.map(([label]) => `${label}:absent`),
       );
+      // Its own processes only: the host's (this test's node among them) are not in its /proc.
+      const processes = parseShellOutput(await h.sh("cat /proc/[0-9]*/cmdline | tr '\\0' ' '; echo; grep -l 'moc[h]a' /proc/[0-9]*/cmdline; echo found:$?"));
+      assert.ok(!processes.stdout.includes('mocha'), processes.stdout);
+      assert.match(processes.stdout, /found:[12]$/);
       // The workspace's host path is not given away either (bwrap's options come through a descriptor).
       const [cmdline = '', listing = ''] = parseShellOutput(await h.sh('tr "\\0" " " < /proc/1/cmdline; echo; echo ---; ls /')).stdout.split('\n---\n');
       assert.match(cmdline, /^\/usr\/bin\/bwrap --args 3 /);
