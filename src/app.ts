@@ -27,6 +27,7 @@ import { createResponseStreams } from './responses/index';
 import { createRunQueue } from './queue/create-queue';
 import { createRunEngine } from './runs/engine';
 import { createRunService } from './runs/service';
+import { createTools } from './tools';
 import type { AppServices } from './services';
 import type { Store } from './store/port';
 import type { Principal } from './store/types';
@@ -117,6 +118,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
   });
   const modelCalls = new ModelCalls(models);
   const compaction = createCompaction({ config, store: deps.store, models, modelCalls, metrics });
+  const tools = await createTools({ config, store: deps.store, logger: deps.logger, metrics, now: () => clock.now() });
   const services: AppServices = {
     config,
     store: deps.store,
@@ -132,6 +134,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     runEngine,
     responseStreams,
     outputItems: new OutputItemCache(),
+    tools,
     readiness: {},
   };
   if (redis) services.readiness['redis'] = async () => void (await redis.get().ping());
@@ -187,6 +190,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     services,
     async close() {
       await pipeline.close();
+      await tools.close();
       // The event log writes what it holds while the store and Redis are still open.
       await responseStreams.close();
       await runEngine.queue.close();

@@ -1,5 +1,6 @@
 // The app's dependencies, built once per process and passed in (no module-level singletons), so every
 // test can build an isolated app.
+import type { Tools } from './tools';
 import type { Logger } from 'winston';
 import type { GatewayConfig } from './config/types';
 import type { Metrics } from './log/metrics';
@@ -36,6 +37,8 @@ export interface AppServices {
   readonly responseStreams: ResponseStreams;
   /** Output items of recent stateless translated responses, for item_reference (output-item-cache.ts). */
   readonly outputItems: OutputItemCache;
+  /** Server-side tools: the hosted catalog, workspaces and the tool loop (src/tools/). */
+  readonly tools: Tools;
   /** Extra readiness checks by name (e.g. queue), each resolving when its dependency is reachable. */
   readonly readiness: Record<string, () => Promise<void>>;
 }

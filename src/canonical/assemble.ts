@@ -6,11 +6,21 @@ import { NO_USAGE } from './model';
 
 /** Folds stream parts into the reply they describe. Throws the error of an `error` part. */
 export async function assembleResponse(parts: AsyncIterable<StreamPart>): Promise<ModelResponse> {
-  const response: ModelResponse = { id: '', model: '', created: 0, content: [], finishReason: 'other', usage: { ...NO_USAGE } };
+  const assembler = new ResponseAssembler();
+  for await (const part of parts) assembler.push(part);
+  return assembler.response;
+}
+
+/** The reply so far, part by part (a consumer that passes the parts on as it folds them: the tool loop). */
+export class ResponseAssembler {
+  readonly response: ModelResponse = { id: '', model: '', created: 0, content: [], finishReason: 'other', usage: { ...NO_USAGE } };
   // Open blocks by id; a block's part is placed in content when it opens, so interleaved blocks keep
   // the order in which they began.
-  const open = new Map<string, AssistantPart>();
-  for await (const part of parts) {
+  private readonly open = new Map<string, AssistantPart>();
+
+  /** Folds one part in. Throws the error of an `error` part. */
+  push(part: StreamPart): void {
+    const { response, open } = this;
     switch (part.type) {
       case 'start':
         response.id = part.id;
@@ -71,11 +81,13 @@ export async function assembleResponse(parts: AsyncIterable<StreamPart>): Promis
         if (part.stopSequence !== undefined) response.stopSequence = part.stopSequence;
         response.usage = part.usage;
         break;
+      case 'server-tool-result':
+        // The gateway's own record of a tool it ran: not something the model said.
+        break;
       case 'error':
         throw part.error;
     }
   }
-  return response;
 }
 
 /** Unfolds a whole reply into the parts of a stream (block ids `b0`, `b1`, ... in content order). */

@@ -258,6 +258,12 @@ export type StreamPart =
   | { type: 'tool-call-end'; id: string }
   /** A block of the upstream's own format the canonical model does not describe (server tool use...). */
   | { type: 'native'; format: WireFormat; value: JsonObject }
+  /**
+   * The gateway executed a server-side tool call (a hosted `svc_*` tool or an MCP tool) that the model
+   * made earlier in the stream (`callId`): its output, or why it failed (the model is shown that too).
+   * Only the tool loop (src/tools/loop.ts) emits it; providers never do.
+   */
+  | { type: 'server-tool-result'; callId: string; output: string; status: 'completed' | 'failed'; error?: string }
   | { type: 'finish'; finishReason: FinishReason; rawFinishReason?: string; stopSequence?: string | null; usage: Usage }
   /** A failure after the stream started; the consumer ends its stream with its format's error event. */
   | { type: 'error'; error: Error };

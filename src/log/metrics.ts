@@ -23,6 +23,10 @@ export interface Metrics {
   readonly conversationContexts: client.Counter<'outcome'>;
   /** Characters of context counted for compaction, by method (tokenizer, estimate). */
   readonly contextCharsCounted: HotCounter<'method'>;
+  /** Server-side tool calls (hosted svc_* and MCP) by tool and status (completed, failed). */
+  readonly toolCalls: client.Counter<'tool' | 'status'>;
+  /** Server-side tool call duration by tool. */
+  readonly toolDuration: client.Histogram<'tool'>;
 }
 
 export function createMetrics(): Metrics {
@@ -95,5 +99,18 @@ export function createMetrics(): Metrics {
       ['method'],
       registry,
     ),
+    toolCalls: new client.Counter({
+      name: 'agw_tool_calls_total',
+      help: 'Server-side tool calls (hosted svc_* tools, MCP tools) by tool and status',
+      labelNames: ['tool', 'status'],
+      registers: [registry],
+    }),
+    toolDuration: new client.Histogram({
+      name: 'agw_tool_call_duration_seconds',
+      help: 'Server-side tool call duration by tool',
+      labelNames: ['tool'],
+      buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300],
+      registers: [registry],
+    }),
   };
 }

@@ -72,7 +72,8 @@ export function requestScope(ctx: RequestContext, services: Pick<AppServices, 'm
 }
 
 /**
- * Resolves the body's model for the caller and plans its call. `stream` is consumed on the canonical
+ * Resolves the body's model for the caller and plans its call. `canonical` keeps a call on the
+ * canonical path even when the provider speaks the caller's format (the tool loop reads every turn). `stream` is consumed on the canonical
  * path (the handler decides how to call); on the pass-through path it stays in the forwarded bytes.
  */
 export function prepareWireCall(
@@ -80,7 +81,7 @@ export function prepareWireCall(
   services: Pick<AppServices, 'modelCalls' | 'metrics' | 'store' | 'logger'>,
   codec: WireCodec,
   body: JsonObject,
-  options: { detached?: boolean } = {},
+  options: { detached?: boolean; canonical?: boolean } = {},
 ): WireCall {
   const model = body['model'] as string;
   const scope = requestScope(ctx, services, options.detached === true);
@@ -92,7 +93,8 @@ export function prepareWireCall(
   const strip = own.length > 0 && own.some((field) => field in body) ? (copy: JsonObject) => own.forEach((field) => delete copy[field]) : null;
   const editAll = edit && strip ? (copy: JsonObject) => (strip(copy), edit(copy)) : (edit ?? strip);
 
-  if (provider.forward && provider.forwards?.includes(codec.format)) {
+  // `canonical`: the gateway must read the call itself (its tool loop runs tools the upstream does not know).
+  if (provider.forward && provider.forwards?.includes(codec.format) && options.canonical !== true) {
     const meter = scope.meter(resolved);
     const { bytes, inspected } = passThroughBody(ctx, body, model, upstreamModel, editAll);
     return { kind: 'forward', resolved, meter, body: bytes, inspected, detached: options.detached === true };

@@ -125,6 +125,7 @@ export class RunResponseStream {
         this.usage = addUsage(this.usage, part.usage);
         return;
       case 'native':
+      case 'server-tool-result':
         this.emit(this.events.push(part));
         return;
       case 'text-start':

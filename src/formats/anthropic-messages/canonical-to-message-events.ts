@@ -106,6 +106,8 @@ export class MessageEventStream implements PartRenderer<MessageEvent> {
       case 'tool-call-end':
         this.stop(part.id, out);
         break;
+      case 'server-tool-result': // the gateway's tool loop serves Responses only
+        break;
       case 'native':
         if (part.format === 'messages') {
           const index = this.openBlock(null, part.value, out);

@@ -114,6 +114,7 @@ export class ChatChunkStream implements PartRenderer<ChatCompletionChunk> {
       case 'text-end':
       case 'tool-call-end':
       case 'native':
+      case 'server-tool-result': // the gateway's tool loop serves Responses only; chat has no item for it
         break;
     }
     return out;

@@ -7,7 +7,17 @@
 import type { AssistantPart, JsonObject, ReasoningPart } from '../../canonical/model';
 import { mintId } from './ids';
 import { encodeReasoningState } from './reasoning-envelope';
-import type { FunctionCallItem, ItemStatus, MessageItem, OutputItem, OutputTextContent, ReasoningItem } from './wire-types';
+import type {
+  FunctionCallItem,
+  ItemStatus,
+  McpCallItem,
+  MessageItem,
+  OutputItem,
+  OutputTextContent,
+  ReasoningItem,
+  ServerCallStatus,
+  SvcCallItem,
+} from './wire-types';
 
 export function outputText(text: string): OutputTextContent {
   return { type: 'output_text', text, annotations: [], logprobs: [] };
@@ -19,6 +29,30 @@ export function messageItem(id: string, status: ItemStatus, content: OutputTextC
 
 export function functionCallItem(id: string, status: ItemStatus, callId: string, name: string, args: string): FunctionCallItem {
   return { id, type: 'function_call', status, call_id: callId, name, arguments: args };
+}
+
+export function svcCallItem(
+  id: string,
+  status: ServerCallStatus,
+  callId: string,
+  name: string,
+  args: string,
+  output: string | null,
+  error: string | null,
+): SvcCallItem {
+  return { id, type: 'svc_call', status, call_id: callId, name, arguments: args, output, error };
+}
+
+export function mcpCallItem(
+  id: string,
+  status: ServerCallStatus,
+  serverLabel: string,
+  name: string,
+  args: string,
+  output: string | null,
+  error: string | null,
+): McpCallItem {
+  return { id, type: 'mcp_call', status, server_label: serverLabel, name, arguments: args, output, error };
 }
 
 export function reasoningItem(id: string, summaries: string[], state: Pick<ReasoningPart, 'signature' | 'redactedData' | 'encryptedContent'>): ReasoningItem {

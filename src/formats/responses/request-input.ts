@@ -9,6 +9,7 @@ import type { AssistantPart, Message, NativePart, ReasoningPart, TextPart, ToolC
 import { decodeReasoningState } from './reasoning-envelope';
 import { filePart, imagePart, toolOutputPart } from './media-parts';
 import { isRecord, optionalString, requiredString, unreadable } from './request-errors';
+import { mcpFunctionName } from './request-tools';
 
 /** Items written by the model (tool calls of hosted and provider tools, MCP listings): assistant side. */
 const MODEL_ITEM = /_call$|^mcp_list_tools$|^mcp_approval_request$|^compaction$/;
@@ -141,6 +142,28 @@ function reasoning(item: Record<string, unknown>, param: string): ReasoningPart 
   return part;
 }
 
+/**
+ * A server-side tool call the gateway ran (`svc_call`, `mcp_call`): to a model it is its own call and
+ * the result it was shown, so any provider can read history holding one. One still running (no
+ * output, no error) is left out: it has no result to show.
+ */
+function serverCall(item: Record<string, unknown>, param: string, turns: Turns): void {
+  const id = optionalString(item, 'call_id', param) ?? requiredString(item, 'id', param);
+  const tool = requiredString(item, 'name', param);
+  // An MCP tool is offered to models under its server's label (request-tools.ts mcpFunctionName).
+  const name = item['type'] === 'mcp_call' ? mcpFunctionName(requiredString(item, 'server_label', param), tool) : tool;
+  const output = item['output'];
+  const error = item['error'];
+  if (typeof output !== 'string' && typeof error !== 'string') return;
+  const args = item['arguments'];
+  turns.assistant({ type: 'tool-call', id, name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) });
+  if (typeof output === 'string') turns.toolResult({ type: 'tool-result', callId: id, output });
+  else turns.toolResult({ type: 'tool-result', callId: id, output: String(error), isError: true });
+}
+
+/** Items about MCP servers that only the gateway's tool loop reads (it lists, asks and continues itself). */
+const MCP_BOOKKEEPING: ReadonlySet<unknown> = new Set(['mcp_list_tools', 'mcp_approval_request', 'mcp_approval_response']);
+
 function convertItem(item: unknown, param: string, turns: Turns): void {
   if (!isRecord(item)) throw unreadable(param, 'must be an input item object.');
   const type = item['type'];
@@ -153,7 +176,11 @@ function convertItem(item: unknown, param: string, turns: Turns): void {
       return turns.toolResult(functionCallOutput(item, param));
     case 'reasoning':
       return turns.assistant(reasoning(item, param));
+    case 'svc_call':
+    case 'mcp_call':
+      return serverCall(item, param, turns);
   }
+  if (MCP_BOOKKEEPING.has(type)) return;
   if (typeof type !== 'string') throw unreadable(`${param}.type`, 'must be a string.');
   if (MODEL_ITEM.test(type)) turns.assistant(native(item));
   else turns.messages.push({ role: 'user', content: [native(item)] });

@@ -16,6 +16,14 @@ import { isRecord, optionalString, requiredString, unreadable } from './request-
 /** Our hosted tool types (spec "Hosted tools"): `svc_tools` expands to the current set at request time. */
 export const isHostedToolType = (type: string): boolean => type.startsWith('svc_');
 
+/**
+ * The function name a model calls an MCP server's tool by: the server label and the tool's name
+ * (`<label>__<tool>`), cut to what every provider accepts (letters, digits, `_`, `-`; 64 at most).
+ */
+export function mcpFunctionName(serverLabel: string, toolName: string): string {
+  return `${serverLabel}__${toolName}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+}
+
 function functionTool(tool: Record<string, unknown>, param: string): ToolDefinition {
   const definition: ToolDefinition = { kind: 'function', name: requiredString(tool, 'name', param) };
   const description = optionalString(tool, 'description', param);

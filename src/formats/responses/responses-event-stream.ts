@@ -9,6 +9,11 @@
 //   per reasoning block: output_item.added (reasoning) → reasoning_summary_part.added
 //                        → reasoning_summary_text.delta… → reasoning_summary_text.done
 //                        → reasoning_summary_part.done → output_item.done (summary part only with text)
+//   per server-side tool call (a function the context's serverTools names: hosted svc_* or MCP):
+//                        output_item.added (svc_call / mcp_call, in_progress) → svc_call_arguments.delta…
+//                        (mcp_call_arguments.delta…) → …_arguments.done; then, once the gateway ran it
+//                        (a server-tool-result part), output_item.done with its output or error
+//   per MCP call awaiting approval: output_item.added → output_item.done (mcp_approval_request)
 //   native Responses items: output_item.added → output_item.done
 //   then exactly one terminal event: response.completed, response.incomplete (length, content
 //   filter), or, on any failure, `error` followed by response.failed.
@@ -20,7 +25,17 @@
 import type { StreamPart } from '../../canonical/model';
 import { mintId } from './ids';
 import { functionCallItem, messageItem, nativeItem, outputText, reasoningItem } from './output-items';
-import { endedEarly, itemOfBlock, streamErrorOf, type Block, type NativeBlock, type ReasoningBlock, type TextBlock, type ToolCallBlock } from './stream-blocks';
+import {
+  endedEarly,
+  itemOfBlock,
+  streamErrorOf,
+  type Block,
+  type NativeBlock,
+  type ReasoningBlock,
+  type ServerCallBlock,
+  type TextBlock,
+  type ToolCallBlock,
+} from './stream-blocks';
 import {
   assembleResponseObject,
   callerModel,
@@ -41,7 +56,16 @@ import type {
   StreamErrorPayload,
 } from './wire-types';
 
+/** What a function name the model calls stands for, when the gateway runs it (the tool loop says). */
+export type ServerTool =
+  | { item: 'svc_call' }
+  | { item: 'mcp_call'; serverLabel: string; name: string }
+  /** An MCP call the caller must approve first: shown as an `mcp_approval_request`, not run. */
+  | { item: 'mcp_approval_request'; serverLabel: string; name: string };
+
 export interface ResponsesEventStreamContext extends ResponseContext {
+  /** Server-side tools by the function name the model calls them by (absent: every call is the caller's). */
+  serverTools?: (functionName: string) => ServerTool | undefined;
   /** The sequence number of the first event (default 0). */
   startSequence?: number;
   /**
@@ -50,6 +74,14 @@ export interface ResponsesEventStreamContext extends ResponseContext {
    * start() emits nothing, and `startOutputIndex` items were opened before (the first new item's index).
    */
   continues?: { startOutputIndex: number };
+}
+
+/** An MCP call awaiting approval, buffered until its arguments are complete. */
+interface ApprovalBlock {
+  kind: 'approval';
+  callId: string;
+  server: Extract<ServerTool, { item: 'mcp_approval_request' }>;
+  arguments: string;
 }
 
 export class ResponsesEventStream {
@@ -71,7 +103,10 @@ export class ResponsesEventStream {
   private completedAt: number | null = null;
   private readonly blocks: Block[] = [];
   /** Open blocks by their stream part id. */
-  private readonly open = new Map<string, TextBlock | ToolCallBlock | ReasoningBlock>();
+  private readonly open = new Map<string, TextBlock | ToolCallBlock | ReasoningBlock | ServerCallBlock | ApprovalBlock>();
+  /** Server-side calls whose arguments are complete, awaiting their result, by call id. */
+  private readonly running = new Map<string, ServerCallBlock>();
+  private readonly serverTools: ((functionName: string) => ServerTool | undefined) | undefined;
 
   constructor(ctx: ResponsesEventStreamContext) {
     this.now = ctx.now ?? Date.now;
@@ -83,6 +118,7 @@ export class ResponsesEventStream {
     this.sequence = ctx.startSequence ?? 0;
     this.started = ctx.continues !== undefined;
     this.indexBase = ctx.continues?.startOutputIndex ?? 0;
+    this.serverTools = ctx.serverTools;
   }
 
   /** The sequence number the next event will carry. */
@@ -143,13 +179,29 @@ export class ResponsesEventStream {
         this.close(part.id, events);
         break;
       }
-      case 'tool-call-start':
-        this.openToolCall(part.id, part.callId, part.name, events);
+      case 'tool-call-start': {
+        const server = this.serverTools?.(part.name);
+        if (server === undefined) this.openToolCall(part.id, part.callId, part.name, events);
+        else if (server.item === 'mcp_approval_request') this.open.set(part.id, { kind: 'approval', callId: part.callId, server, arguments: '' });
+        else this.openServerCall(part.id, part.callId, part.name, server, events);
         break;
+      }
       case 'tool-call-delta': {
         // A delta for a call never started has no name to call: a provider bug, not guessed at.
         const block = this.open.get(part.id);
-        if (block?.kind !== 'tool-call' || part.delta === '') break;
+        if (part.delta === '') break;
+        if (block?.kind === 'approval') block.arguments += part.delta;
+        if (block?.kind === 'server-call') {
+          block.arguments += part.delta;
+          events.push({
+            type: block.item === 'svc_call' ? 'response.svc_call_arguments.delta' : 'response.mcp_call_arguments.delta',
+            sequence_number: this.sequence++,
+            item_id: block.itemId,
+            output_index: block.outputIndex,
+            delta: part.delta,
+          });
+        }
+        if (block?.kind !== 'tool-call') break;
         block.arguments += part.delta;
         events.push({
           type: 'response.function_call_arguments.delta',
@@ -171,6 +223,22 @@ export class ResponsesEventStream {
         this.blocks.push(block);
         events.push({ type: 'response.output_item.added', sequence_number: this.sequence++, output_index: block.outputIndex, item });
         events.push({ type: 'response.output_item.done', sequence_number: this.sequence++, output_index: block.outputIndex, item });
+        break;
+      }
+      case 'server-tool-result': {
+        const block = this.running.get(part.callId);
+        if (block === undefined) break;
+        this.running.delete(part.callId);
+        block.open = false;
+        block.status = part.status;
+        block.output = part.status === 'completed' ? part.output : null;
+        block.error = part.status === 'failed' ? (part.error ?? part.output) : null;
+        events.push({
+          type: 'response.output_item.done',
+          sequence_number: this.sequence++,
+          output_index: block.outputIndex,
+          item: itemOfBlock(block, 'completed'),
+        });
         break;
       }
       case 'finish': {
@@ -337,6 +405,32 @@ export class ResponsesEventStream {
     events.push({ type: 'response.reasoning_summary_text.delta', sequence_number: this.sequence++, ...where, delta });
   }
 
+  private openServerCall(
+    id: string,
+    callId: string,
+    name: string,
+    server: Exclude<ServerTool, { item: 'mcp_approval_request' }>,
+    events: ResponsesEvent[],
+  ): void {
+    const block: ServerCallBlock = {
+      kind: 'server-call',
+      item: server.item,
+      outputIndex: this.indexBase + this.blocks.length,
+      itemId: mintId(server.item === 'svc_call' ? 'sc' : 'mcp'),
+      callId,
+      name: server.item === 'svc_call' ? name : server.name,
+      serverLabel: server.item === 'mcp_call' ? server.serverLabel : '',
+      arguments: '',
+      output: null,
+      error: null,
+      status: 'in_progress',
+      open: true,
+    };
+    this.blocks.push(block);
+    this.open.set(id, block);
+    this.added(block, itemOfBlock(block, 'in_progress'), events);
+  }
+
   private openToolCall(id: string, callId: string, name: string, events: ResponsesEvent[]): void {
     const block: ToolCallBlock = {
       kind: 'tool-call',
@@ -357,6 +451,33 @@ export class ResponsesEventStream {
     const block = this.open.get(id);
     if (block === undefined) return;
     this.open.delete(id);
+    if (block.kind === 'approval') {
+      // The whole request at once, as OpenAI sends it: nothing of it runs until the caller approves.
+      const item = {
+        type: 'mcp_approval_request',
+        id: `mcpr_${block.callId}`,
+        server_label: block.server.serverLabel,
+        name: block.server.name,
+        arguments: block.arguments,
+      };
+      const native: NativeBlock = { kind: 'native', outputIndex: this.indexBase + this.blocks.length, item, open: false };
+      this.blocks.push(native);
+      events.push({ type: 'response.output_item.added', sequence_number: this.sequence++, output_index: native.outputIndex, item });
+      events.push({ type: 'response.output_item.done', sequence_number: this.sequence++, output_index: native.outputIndex, item });
+      return;
+    }
+    if (block.kind === 'server-call') {
+      // Arguments complete; the item stays open until the gateway has run the call.
+      events.push({
+        type: block.item === 'svc_call' ? 'response.svc_call_arguments.done' : 'response.mcp_call_arguments.done',
+        sequence_number: this.sequence++,
+        item_id: block.itemId,
+        output_index: block.outputIndex,
+        arguments: block.arguments,
+      });
+      this.running.set(block.callId, block);
+      return;
+    }
     block.open = false;
     const where = { item_id: block.itemId, output_index: block.outputIndex };
     switch (block.kind) {

@@ -2,8 +2,8 @@
 // reports. A block is opened by a stream part's *-start, filled by its deltas and closed by its *-end;
 // its item is rendered from it whenever an event or a snapshot needs it.
 import { GatewayError } from '../../http/errors';
-import { functionCallItem, messageItem, outputText, reasoningItem } from './output-items';
-import type { ItemStatus, OutputItem, StreamErrorPayload } from './wire-types';
+import { functionCallItem, mcpCallItem, messageItem, outputText, reasoningItem, svcCallItem } from './output-items';
+import type { ItemStatus, OutputItem, ServerCallStatus, StreamErrorPayload } from './wire-types';
 
 export interface TextBlock {
   kind: 'text';
@@ -43,7 +43,28 @@ export interface NativeBlock {
   open: false;
 }
 
-export type Block = TextBlock | ToolCallBlock | ReasoningBlock | NativeBlock;
+/**
+ * A server-side tool call (hosted `svc_*` or MCP): opened and filled like a function call, its
+ * arguments closed at the call's end, and the item done only when the gateway has run it
+ * (`server-tool-result`).
+ */
+export interface ServerCallBlock {
+  kind: 'server-call';
+  item: 'svc_call' | 'mcp_call';
+  outputIndex: number;
+  itemId: string;
+  callId: string;
+  /** The hosted tool's type, or the MCP tool's own name. */
+  name: string;
+  serverLabel: string;
+  arguments: string;
+  output: string | null;
+  error: string | null;
+  status: ServerCallStatus;
+  open: boolean;
+}
+
+export type Block = TextBlock | ToolCallBlock | ReasoningBlock | NativeBlock | ServerCallBlock;
 
 /** The error a failure reports: a GatewayError's own, else a generic stream error (no internals leak). */
 export function streamErrorOf(err: unknown): StreamErrorPayload {
@@ -66,5 +87,12 @@ export function itemOfBlock(block: Block, status: ItemStatus): OutputItem {
       return reasoningItem(block.itemId, block.text === '' ? [] : [block.text], block);
     case 'native':
       return block.item;
+    case 'server-call': {
+      // An unfinished call of a failed response failed with it; else it is as far as it got.
+      const callStatus: ServerCallStatus = block.open ? (status === 'incomplete' ? 'failed' : 'in_progress') : block.status;
+      return block.item === 'svc_call'
+        ? svcCallItem(block.itemId, callStatus, block.callId, block.name, block.arguments, block.output, block.error)
+        : mcpCallItem(block.itemId, callStatus, block.serverLabel, block.name, block.arguments, block.output, block.error);
+    }
   }
 }

@@ -46,10 +46,41 @@ export interface ReasoningItem {
   encrypted_content?: string;
 }
 
+/** Status of a server-side tool call item (`svc_call`, `mcp_call`). */
+export type ServerCallStatus = 'in_progress' | 'completed' | 'failed';
+
+/**
+ * A hosted tool call the gateway executed (spec "Hosted tools", Events rule 1): the tool's type as
+ * `name`, the model's arguments, and the output the model was shown, or the error it was told.
+ */
+export interface SvcCallItem {
+  id: string;
+  type: 'svc_call';
+  status: ServerCallStatus;
+  call_id: string;
+  name: string;
+  arguments: string;
+  output: string | null;
+  error: string | null;
+}
+
+/** A tool call on a remote MCP server, made by the gateway (OpenAI's `mcp_call` item). */
+export interface McpCallItem {
+  id: string;
+  type: 'mcp_call';
+  status: ServerCallStatus;
+  server_label: string;
+  name: string;
+  arguments: string;
+  output: string | null;
+  error: string | null;
+  approval_request_id?: string | null;
+}
+
 /** An item of the Responses vocabulary the canonical model does not describe, as the upstream wrote it. */
 export type NativeItem = JsonObject & { type: string };
 
-export type OutputItem = MessageItem | FunctionCallItem | ReasoningItem | NativeItem;
+export type OutputItem = MessageItem | FunctionCallItem | ReasoningItem | SvcCallItem | McpCallItem | NativeItem;
 
 export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
 
@@ -131,6 +162,8 @@ export type ResponsesEvent = Sequenced &
     | { type: 'response.output_text.done'; item_id: string; output_index: number; content_index: number; text: string; logprobs: JsonObject[] }
     | { type: 'response.function_call_arguments.delta'; item_id: string; output_index: number; delta: string }
     | { type: 'response.function_call_arguments.done'; item_id: string; output_index: number; name: string; arguments: string }
+    | { type: 'response.svc_call_arguments.delta' | 'response.mcp_call_arguments.delta'; item_id: string; output_index: number; delta: string }
+    | { type: 'response.svc_call_arguments.done' | 'response.mcp_call_arguments.done'; item_id: string; output_index: number; arguments: string }
     | {
         type: 'response.reasoning_summary_part.added' | 'response.reasoning_summary_part.done';
         item_id: string;

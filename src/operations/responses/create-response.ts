@@ -13,6 +13,8 @@ import type { JsonObject } from '../../canonical/model';
 import { historyInput, referencedItemIds, statefulInput } from '../../conversations/history';
 import { beginTurn, type ConversationTurn } from '../../conversations/turn';
 import { mintId, redactResponsesRequest, responsesRequestToCanonical } from '../../formats/responses';
+import { isHostedToolType } from '../../formats/responses/request-tools';
+import type { ToolLoopScope } from '../../tools/loop';
 import { GatewayError } from '../../http/errors';
 import { droppedParamsHeader, forwardWireCall, prepareWireCall, requestScope, type WireCodec } from '../../model-call/wire-call';
 import type { RequestContext } from '../../pipeline/context';
@@ -196,6 +198,23 @@ function pendingRecord(services: AppServices, principal: Principal, original: Js
   };
 }
 
+/**
+ * Where a response's server-side tool calls run: its conversation (a stateless response is a
+ * conversation of its own: its own workspace), its caller, and the caller's DLP policy on outputs.
+ */
+function toolLoopScope(ctx: RequestContext, conversationId: string, responseId: string): Omit<ToolLoopScope, 'signal'> {
+  const principal = callerOf(ctx);
+  const dlp = ctx.dlp;
+  return {
+    orgId: principal.orgId,
+    userId: principal.userId,
+    conversationId,
+    responseId,
+    requestId: ctx.requestId,
+    redact: dlp ? (text) => dlp.redact(text).text : null,
+  };
+}
+
 /** Tokens of the context after a turn: what the model read and wrote (null when not reported). */
 function contextTokens(final: Json): number | null {
   const usage = final['usage'];
@@ -205,9 +224,20 @@ function contextTokens(final: Json): number | null {
   return typeof input === 'number' && typeof output === 'number' ? input + output : null;
 }
 
+/** Whether the request has tools the gateway runs itself (hosted `svc_*`, MCP): then its tool loop serves it. */
+function usesServerTools(body: Json): boolean {
+  const tools = body['tools'];
+  if (!Array.isArray(tools)) return false;
+  return tools.some((tool: unknown) => {
+    const type = isRecord(tool) ? tool['type'] : undefined;
+    return type === 'mcp' || (typeof type === 'string' && isHostedToolType(type));
+  });
+}
+
 async function respond(ctx: RequestContext, services: AppServices, body: Json, echo: Json, stateful: StatefulTarget | null): Promise<Reply | undefined> {
   const stream = body['stream'] === true;
-  const call = prepareWireCall(ctx, services, RESPONSES_CODEC, body, { detached: stateful !== null });
+  const loop = usesServerTools(body);
+  const call = prepareWireCall(ctx, services, RESPONSES_CODEC, body, { detached: stateful !== null, canonical: loop });
   let sink = null;
   const id = stateful?.id ?? mintId('resp');
   if (stateful) {
@@ -245,6 +275,7 @@ async function respond(ctx: RequestContext, services: AppServices, body: Json, e
     headers: droppedParamsHeader(call.plan.dropped),
     sink,
     id,
+    ...(loop ? { toolLoop: toolLoopScope(ctx, stateful?.turn.conversation.id ?? id, id) } : {}),
     ...(stateful
       ? { conversationId: stateful.turn.conversation.id }
       : { onFinal: (final: JsonObject) => services.outputItems.remember(ctx.principal?.orgId ?? 'default', final['output']) }),

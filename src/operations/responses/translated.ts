@@ -3,11 +3,13 @@
 // them into the spec's event sequence, and the caller gets those events as SSE or, unstreamed, the
 // final response object. A stored response is generated as a stream whatever the caller asked, so its
 // event log exists for replay, and it is generated to its end even when the caller leaves.
-import type { JsonObject } from '../../canonical/model';
+import type { JsonObject, ModelRequest, StreamPart } from '../../canonical/model';
 import { canonicalToResponseObject, ResponsesEventStream, type ResponsesEvent } from '../../formats/responses';
 import { GatewayError, toGatewayError } from '../../http/errors';
 import { SseWriter } from '../../http/sse';
+import type { CallScope } from '../../model-call/model-calls';
 import type { WireCall } from '../../model-call/wire-call';
+import type { ToolLoopScope, ToolPlan } from '../../tools/loop';
 import type { RequestContext } from '../../pipeline/context';
 import type { AppServices } from '../../services';
 import type { Reply } from '../types';
@@ -25,36 +27,68 @@ export interface TranslatedOptions {
   conversationId?: string;
   /** Given the final response object of a successful response (the output item cache). */
   onFinal?: (final: JsonObject) => void;
+  /** The request has tools the gateway runs: the call goes through the tool loop, in this scope. */
+  toolLoop?: Omit<ToolLoopScope, 'signal'>;
 }
 
 const frame = (event: ResponsesEvent): string => `event: ${event.type}\nid: ${event.sequence_number}\ndata: ${JSON.stringify(event)}\n\n`;
 
+/** A model turn after the first (the tool loop's): planned and metered as a call of its own. */
+async function* meteredTurn(services: Pick<AppServices, 'modelCalls'>, scope: CallScope, request: ModelRequest): AsyncGenerator<StreamPart> {
+  const plan = services.modelCalls.plan(scope, request);
+  try {
+    yield* services.modelCalls.stream(scope, request, plan);
+    plan.meter.finish('ok');
+  } catch (err) {
+    plan.meter.fail(err);
+    throw err;
+  }
+}
+
+/** The call's parts: the model's stream, or the tool loop's over its turns (the first metered by the call's plan). */
+async function sourceOf(
+  services: Pick<AppServices, 'modelCalls' | 'tools'>,
+  call: Extract<WireCall, { kind: 'canonical' }>,
+  loopScope: Omit<ToolLoopScope, 'signal'> | undefined,
+): Promise<{ parts: AsyncIterable<StreamPart>; serverTools?: ToolPlan['serverTools'] }> {
+  if (!loopScope) return { parts: services.modelCalls.stream(call.scope, call.request, call.plan) };
+  const scope: ToolLoopScope = { ...loopScope, signal: call.scope.signal };
+  const plan = await services.tools.loop.prepare(call.request, scope);
+  const turn = (request: ModelRequest, round: number): AsyncIterable<StreamPart> =>
+    round === 0 ? services.modelCalls.stream(call.scope, request, call.plan) : meteredTurn(services, call.scope, request);
+  return { parts: services.tools.loop.run(plan, turn, scope), serverTools: (name) => plan.serverTools(name) };
+}
+
 export async function translatedResponse(
   ctx: RequestContext,
-  services: Pick<AppServices, 'modelCalls'>,
+  services: Pick<AppServices, 'modelCalls' | 'tools'>,
   call: Extract<WireCall, { kind: 'canonical' }>,
   options: TranslatedOptions,
 ): Promise<Reply | undefined> {
   const { body, stream, headers, sink, id, conversationId, onFinal } = options;
   const model = body['model'] as string;
   const context = { request: body, id, model, ...(conversationId !== undefined ? { conversationId } : {}) };
-  if (!stream && !sink) {
+  if (!stream && !sink && !options.toolLoop) {
     const response = await services.modelCalls.generate(call.scope, call.request, call.plan);
     const object = canonicalToResponseObject(response, context);
     onFinal?.(object as unknown as JsonObject);
     return { status: 200, ...(headers ? { headers } : {}), body: object };
   }
 
-  const iterator = services.modelCalls.stream(call.scope, call.request, call.plan)[Symbol.asyncIterator]();
-  let item: IteratorResult<Parameters<ResponsesEventStream['push']>[0]>;
+  let iterator: AsyncIterator<StreamPart>;
+  let item: IteratorResult<StreamPart>;
+  let serverTools: ToolPlan['serverTools'] | undefined;
   try {
+    const source = await sourceOf(services, call, options.toolLoop);
+    serverTools = source.serverTools;
+    iterator = source.parts[Symbol.asyncIterator]();
     // The upstream is asked on the first next(): a failure before any part is a normal JSON error.
     item = await iterator.next();
   } catch (err) {
     call.meter.fail(err);
     throw err;
   }
-  const events = new ResponsesEventStream(context);
+  const events = new ResponsesEventStream(serverTools ? { ...context, serverTools } : context);
   if (sink) {
     try {
       await sink.begin(events.response() as unknown as JsonObject);

@@ -1,0 +1,55 @@
+// The tools area, assembled once per process: the per-conversation workspaces, the guarded web access,
+// the hosted catalog (each folder's start-up check run: what cannot run here is disabled, logged) and
+// the loop that Responses and agent runs share.
+import path from 'node:path';
+import type { Logger } from 'winston';
+import type { GatewayConfig } from '../config/types';
+import type { Metrics } from '../log/metrics';
+import type { Store } from '../store/port';
+import { HOSTED_TOOL_FACTORIES } from './catalog';
+import { ToolLoop, type McpAccess } from './loop';
+import { ToolRegistry } from './registry';
+import type { EgressState, HostedToolFactory } from './types';
+import { createWebAccess, type WebAccess } from './web-access';
+import { Workspaces } from './workspace';
+
+export interface Tools {
+  readonly registry: ToolRegistry;
+  readonly loop: ToolLoop;
+  readonly workspaces: Workspaces;
+  readonly web: WebAccess;
+  close(): Promise<void>;
+}
+
+export interface ToolsDeps {
+  config: GatewayConfig;
+  store: Store;
+  logger: Logger;
+  metrics: Metrics;
+  now(): Date;
+  /** Tests: another catalog. */
+  factories?: readonly HostedToolFactory[];
+}
+
+/** No egress profile connected: web traffic goes out directly, through the SSRF guard. */
+const DIRECT: EgressState = { proxyFor: () => Promise.resolve(null) };
+
+export async function createTools(deps: ToolsDeps): Promise<Tools> {
+  const { config } = deps;
+  const workspaces = new Workspaces(path.resolve(config.tools.workspaceDir ?? path.join(config.store.path, 'workspaces')));
+  const web = createWebAccess(config.tools.allowHosts);
+  const toolDeps = { config, store: deps.store, logger: deps.logger, now: deps.now, workspaces, fetch: web.fetch, egress: DIRECT };
+  const registry = await ToolRegistry.create(toolDeps, deps.factories ?? HOSTED_TOOL_FACTORIES);
+  const mcp: McpAccess | null = null;
+  const loop = new ToolLoop({ registry, mcp, workspaces, config: config.tools, store: deps.store, metrics: deps.metrics, logger: deps.logger });
+  return {
+    registry,
+    loop,
+    workspaces,
+    web,
+    async close() {
+      await registry.close();
+      await web.close();
+    },
+  };
+}
