@@ -185,6 +185,21 @@ describe('svc_shell', function () {
       );
     });
 
+    it('close() kills the commands still running', async () => {
+      const closable = await shellHarness();
+      try {
+        const started = Date.now();
+        const call = closable.sh('sleep 30', 'conv-close');
+        await new Promise((r) => setTimeout(r, 300));
+        await closable.set.close?.();
+        assert.match(parseShellOutput(await call).killed ?? '', /^cancelled: /);
+        assert.ok(Date.now() - started < 5000);
+        await assert.rejects(closable.sh('true', 'conv-close'), /cancelled before the command started/);
+      } finally {
+        await closable.close();
+      }
+    });
+
     it('endless output (yes) is cut at maxOutputBytes and the command killed', async () => {
       const started = Date.now();
       const text = await h.sh('yes', 'conv-limits');

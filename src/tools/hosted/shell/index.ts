@@ -35,6 +35,9 @@ export const shellTools: HostedToolFactory = (deps) => {
     maxOutputBytes: config.maxOutputBytes,
   };
   const oneAtATime = new KeyedQueue();
+  // Aborted at close(): a shutting-down gateway does not wait out running commands.
+  const closing = new AbortController();
+  const running = new Set<Promise<unknown>>();
 
   const prepare = async (workspaceDir: string): Promise<void> => {
     if (hostUser === null) return;
@@ -85,19 +88,29 @@ export const shellTools: HostedToolFactory = (deps) => {
       const workspaceDir = await ctx.workspace.ensure();
       const proxyUrl = await deps.egress.proxyFor(ctx.orgId, ctx.conversationId);
 
-      return oneAtATime.run(workspaceDir, async () => {
-        if (ctx.signal.aborted) throw new ToolFailure('The call was cancelled before the command started.');
+      const signal = AbortSignal.any([ctx.signal, closing.signal]);
+      const call = oneAtATime.run(workspaceDir, async () => {
+        if (signal.aborted) throw new ToolFailure('The call was cancelled before the command started.');
         await prepare(workspaceDir);
-        const result = await run(workspaceDir, command, { proxyUrl, wallTimeMs, signal: ctx.signal });
+        const result = await run(workspaceDir, command, { proxyUrl, wallTimeMs, signal });
         if (!result.started)
           throw new ToolFailure(`The sandbox did not start: ${result.stderr.trim().slice(0, 500) || `bwrap exit status ${result.exitCode}`}`);
         return { output: formatOutcome(result, outcomeOf(result, { ...limits, wallTimeMs })) };
       });
+      running.add(call);
+      void call.catch(() => undefined).finally(() => running.delete(call));
+      return call;
     },
   };
 
   return {
     tools: [shell],
+
+    /** Kills the commands still running (each call returns, saying it was cancelled). */
+    async close() {
+      closing.abort();
+      await Promise.allSettled([...running]);
+    },
 
     /** bwrap is there and runs `true` in the sandbox this configuration builds, in a workspace under the real root. */
     async check() {
