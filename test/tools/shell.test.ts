@@ -123,6 +123,28 @@ describe('svc_shell', function () {
       }
     });
 
+    it('a FIFO a command made is refused by svc_file_read and svc_file_write at once, never waited on', async () => {
+      const ctx = h.ctx('conv-fifo');
+      assert.equal(parseShellOutput(await h.sh('mkfifo pipe && echo made', 'conv-fifo')).stdout, 'made');
+      const within = <T>(work: Promise<T>): Promise<T> =>
+        Promise.race([work, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('still blocked after 3 s')), 3000))]);
+      await assert.rejects(
+        within(h.file('svc_file_read').execute({ path: 'pipe' }, ctx)),
+        (err: unknown) => err instanceof ToolFailure && /pipe is not a regular file/.test(err.message),
+      );
+      for (const append of [false, true]) {
+        await assert.rejects(
+          within(h.file('svc_file_write').execute({ path: 'pipe', content: 'x', append }, ctx)),
+          (err: unknown) => err instanceof ToolFailure && /pipe is not a regular file/.test(err.message),
+        );
+      }
+      // Ordinary files still read, replace and append.
+      await h.file('svc_file_write').execute({ path: 'plain.txt', content: 'one two' }, ctx);
+      await h.file('svc_file_write').execute({ path: 'plain.txt', content: 'three' }, ctx);
+      await h.file('svc_file_write').execute({ path: 'plain.txt', content: '+four', append: true }, ctx);
+      assert.equal((await h.file('svc_file_read').execute({ path: 'plain.txt' }, ctx)).output, 'three+four');
+    });
+
     it("a conversation's commands run one at a time", async () => {
       const first = h.sh('echo start-1 >> order.log; sleep 0.4; echo end-1 >> order.log', 'conv-order');
       await new Promise((r) => setTimeout(r, 50));
