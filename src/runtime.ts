@@ -91,6 +91,7 @@ async function startConsumer(services: AppServices, closers: Closer[], options: 
     owner: runEngine.owner,
     leaseMs: runEngine.leaseMs,
     responseEvents: { log: services.responseStreams.log, live: services.responseStreams.live },
+    tools: services.tools.loop,
     ...(options.redactorFor ? { redactorFor: options.redactorFor } : dlpRedactors(services)),
   });
   const processor: JobProcessor = {

@@ -226,6 +226,15 @@ export interface ToolsConfig {
   /** Hosts request- and tool-supplied URLs may reach past the SSRF guard. */
   allowHosts: string[];
   shell: ShellToolConfig;
+  mcp: McpClientConfig;
+}
+
+/** The MCP client of Responses `mcp` tools (config schema `tools.mcp`). */
+export interface McpClientConfig {
+  callTimeoutMs: number;
+  connectTimeoutMs: number;
+  idleTimeoutMs: number;
+  maxResponseBytes: number;
 }
 
 export interface GatewayConfig {

@@ -75,6 +75,19 @@ function toModelItem(data: Json): Json | null {
       return { type: 'function_call', call_id: data['call_id'], name: data['name'], arguments: data['arguments'] };
     case 'function_call_output':
       return { type: 'function_call_output', call_id: data['call_id'], output: data['output'] };
+    case 'svc_call':
+      // A call the gateway ran: the model reads it as its own call and the result it was shown.
+      return { type: 'svc_call', call_id: data['call_id'], name: data['name'], arguments: data['arguments'], output: data['output'], error: data['error'] };
+    case 'mcp_call':
+      return {
+        type: 'mcp_call',
+        id: data['id'],
+        server_label: data['server_label'],
+        name: data['name'],
+        arguments: data['arguments'],
+        output: data['output'],
+        error: data['error'],
+      };
     default:
       // reasoning (provider-private), compaction (sent as the summary), anything else: not sent.
       return null;

@@ -14,8 +14,10 @@
 import type { Logger } from 'winston';
 import type { GatewayConfig } from '../config/types';
 import type { Metrics } from '../log/metrics';
-import { assembleResponse, responseText } from '../canonical/assemble';
-import type { ModelRequest, ModelResponse } from '../canonical/model';
+import { assembleResponse, responseText, responseToParts } from '../canonical/assemble';
+import type { JsonObject, ModelRequest, ModelResponse, StreamPart, ToolCallPart, ToolDefinition } from '../canonical/model';
+import { toolsToCanonical } from '../formats/responses/request-tools';
+import type { ToolCallResult, ToolJournal, ToolLoop, ToolLoopScope } from '../tools/loop';
 import type { ModelCalls } from '../model-call/model-calls';
 import type { ResolvedModel } from '../providers/types';
 import type { ResponseEventLog, LiveEvents } from '../responses';
@@ -23,7 +25,7 @@ import type { Store } from '../store/port';
 import { LeaseLostError, type AgentDefinition, type ConversationItemRecord, type LeaseFence, type NewConversationItem, type RunRecord } from '../store/types';
 import { ActiveRuns, RunStopped, stopReasonOf } from './active-runs';
 import { renderPrompt } from './inputs';
-import { functionCallItem, functionCallOutputItem, itemText, itemsToMessages, messageItem, runResult } from './items';
+import { functionCallItem, itemText, itemsToMessages, messageItem, runResult, serverCallItem } from './items';
 import { judgeRequest, parseVerdict, type Verdict } from './judge';
 import { RunMeter } from './run-meter';
 import { endRunResponse, invocationOf, type ResponsesInvocation } from './run-response';
@@ -48,8 +50,10 @@ export interface ExecutorDeps {
   leaseMs: number;
   /** Leases taken beyond this (crashes, kills) end the run as failure. Default 3. */
   maxAttempts?: number;
-  /** The DLP hook: the organization's redactor, applied to step prompts before they leave. */
+  /** The DLP hook: the organization's redactor, applied to step prompts and tool outputs before they leave. */
   redactorFor?: RedactorFactory;
+  /** The server-side tool loop (the agent's hosted and MCP tools). */
+  tools: ToolLoop;
   /**
    * Where runs started through the Responses interface (`model: agent/<id>`) write their response's
    * events (run-response-stream.ts). Without it such runs execute all the same, unstreamed.
@@ -57,8 +61,7 @@ export interface ExecutorDeps {
   responseEvents?: { log: ResponseEventLog; live: LiveEvents };
 }
 
-/** Model turns a step may spend on tool calls before its reply is taken as it is. */
-const MAX_TOOL_ROUNDS = 3;
+/** What a model that calls a tool the gateway does not run is told (the run goes on). */
 const TOOL_UNAVAILABLE = 'This tool is not available to agent runs on this gateway.';
 
 interface Ctx {
@@ -78,9 +81,18 @@ function isErrorItem(item: ConversationItemRecord): boolean {
   return item.idempotencyKey?.includes(':error:') ?? false;
 }
 
+/**
+ * The agent's tools the gateway runs (hosted svc_* and MCP, as Responses tool objects); its function
+ * tools are left out: a run has no caller to answer them.
+ */
+function serverTools(tools: readonly Record<string, unknown>[]): ToolDefinition[] {
+  return toolsToCanonical(tools as JsonObject[]).filter((tool) => tool.kind === 'hosted' || tool.kind === 'mcp');
+}
+
 export class RunExecutor {
   private readonly maxAttempts: number;
   private readonly transitions: TransitionDeps;
+  private hasRedactor = false;
 
   constructor(private readonly deps: ExecutorDeps) {
     this.maxAttempts = deps.maxAttempts ?? 3;
@@ -253,6 +265,7 @@ export class RunExecutor {
     const { store } = this.deps;
     const items = await store.conversations.listItems(run.conversationId, { order: 'asc', limit: 10_000 });
     const redactor = this.deps.redactorFor ? await this.deps.redactorFor(run.orgId) : null;
+    this.hasRedactor = redactor !== null;
     const ctx: Ctx = {
       run,
       fence,
@@ -311,18 +324,9 @@ export class RunExecutor {
     const prompt = ctx.redact(renderPrompt(step.prompt, run.inputs, agent.inputs));
     await this.record(ctx, messageItem('user', prompt, `${key}:user`));
     let reply = ctx.byKey.get(`${key}:assistant`);
-    for (let round = 0; !reply; round += 1) {
-      const completion = await this.call(ctx, { model: agent.model, messages: itemsToMessages(ctx.items), tools: [], options: {} }, ctx.stream);
-      const calls = completion.content.filter((part) => part.type === 'tool-call');
-      if (calls.length > 0 && round < MAX_TOOL_ROUNDS) {
-        // Service tools are not executed here: record each call and say so, then let the model go on.
-        for (const [i, call] of calls.entries()) {
-          await this.record(ctx, functionCallItem(call, `${key}:round${round}:call${i}`));
-          await this.record(ctx, functionCallOutputItem(call.id, TOOL_UNAVAILABLE, `${key}:round${round}:call${i}:output`));
-        }
-        continue;
-      }
-      reply = await this.record(ctx, messageItem('assistant', responseText(completion), `${key}:assistant`));
+    if (!reply) {
+      const answer = await this.stepTurns(ctx, key);
+      reply = await this.record(ctx, messageItem('assistant', answer, `${key}:assistant`));
     }
     const produced = itemText(reply);
     await this.deps.store.steps.update(
@@ -336,6 +340,120 @@ export class RunExecutor {
       await this.deps.store.steps.update(run.id, stepNumber, { result: verdict.result, explanation: verdict.explanation }, ctx.fence);
     }
     return produced;
+  }
+
+  /**
+   * The step's model turns through the tool loop (src/tools/loop.ts): the agent's hosted and MCP tools
+   * offered and run, each call and result kept in the run's conversation under its idempotency key, so
+   * a step executed again after a crash reuses the recorded turns and never runs a completed call
+   * twice. The agent's function tools are not offered (a run has no caller to answer them); a call of
+   * a tool the gateway does not run is answered "not available" and the model goes on.
+   */
+  private async stepTurns(ctx: Ctx, key: string): Promise<string> {
+    const { run, agent } = ctx;
+    const loop = this.deps.tools;
+    // Earlier rounds of this step (a re-execution) come back through the journal, not the history.
+    const history = ctx.items.filter((item) => !item.idempotencyKey?.startsWith(`${key}:round`));
+    const request: ModelRequest = { model: agent.model, messages: itemsToMessages(history), tools: serverTools(agent.tools), options: {} };
+    const scope: ToolLoopScope = {
+      orgId: run.orgId,
+      userId: run.userId,
+      conversationId: run.conversationId,
+      runId: run.id,
+      requestId: run.id,
+      signal: ctx.signal,
+      redact: this.hasRedactor ? ctx.redact : null,
+      journal: this.journal(ctx, key),
+      unknownCalls: TOOL_UNAVAILABLE,
+    };
+    const plan = await loop.prepare(request, scope);
+    ctx.stream?.offer((name, callId) => plan.serverTools(name, callId));
+    const out: { lastResponse?: ModelResponse } = {};
+    const parts = loop.run(plan, (turn) => this.turnParts(ctx, turn), scope, out);
+    for await (const part of ctx.stream ? ctx.stream.tap(parts) : parts) {
+      if (part.type === 'error') throw part.error;
+    }
+    return out.lastResponse ? responseText(out.lastResponse) : '';
+  }
+
+  /** The loop's memory of a step in the run's conversation (see ToolJournal). */
+  private journal(ctx: Ctx, key: string): ToolJournal {
+    const callKey = (round: number, i: number): string => `${key}:round${round}:call${i}`;
+    const recorded = (round: number): ToolCallPart[] => {
+      const calls: ToolCallPart[] = [];
+      for (let i = 0; ; i += 1) {
+        const item = ctx.byKey.get(callKey(round, i));
+        if (!item) return calls;
+        calls.push({ type: 'tool-call', id: String(item.data['call_id']), name: String(item.data['name']), arguments: String(item.data['arguments']) });
+      }
+    };
+    return {
+      recall: (round) => {
+        const calls = recorded(round);
+        if (calls.length === 0) return Promise.resolve(null);
+        const results = new Map<string, ToolCallResult>();
+        calls.forEach((call, i) => {
+          const item = ctx.byKey.get(`${callKey(round, i)}:output`);
+          if (!item) return;
+          const error = item.data['error'];
+          results.set(
+            call.id,
+            typeof error === 'string' ? { status: 'failed', output: error } : { status: 'completed', output: String(item.data['output'] ?? '') },
+          );
+        });
+        const response: ModelResponse = {
+          id: '',
+          model: ctx.agent.model,
+          created: 0,
+          content: calls,
+          finishReason: 'tool_calls',
+          usage: { inputTokens: 0, outputTokens: 0 },
+        };
+        return Promise.resolve({ response, results });
+      },
+      recordTurn: async (round, response) => {
+        const calls = response.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
+        for (const [i, call] of calls.entries()) await this.record(ctx, functionCallItem(call, callKey(round, i)));
+      },
+      recordResult: async (round, call, result) => {
+        const i = recorded(round).findIndex((c) => c.id === call.id);
+        await this.record(ctx, serverCallItem(call, result, `${callKey(round, i)}:output`));
+      },
+    };
+  }
+
+  /**
+   * One model turn of a step as parts, metered to the run. The lease is extended through a fenced
+   * write first (see call()).
+   */
+  private async *turnParts(ctx: Ctx, request: ModelRequest): AsyncGenerator<StreamPart> {
+    ctx.signal.throwIfAborted();
+    if (!(await this.extendLease(ctx.fence))) throw new RunStopped('lease_lost');
+    ctx.signal.throwIfAborted();
+    let meter: RunMeter | null = null;
+    const scope = {
+      orgId: ctx.run.orgId,
+      signal: ctx.signal,
+      requestId: ctx.run.id,
+      meter: (resolved: ResolvedModel) => (meter = new RunMeter(this.deps, ctx.run, resolved, ctx.signal)),
+    };
+    try {
+      if (!ctx.stream) {
+        yield* responseToParts(await this.deps.modelCalls.generate(scope, request));
+        return;
+      }
+      const plan = this.deps.modelCalls.plan(scope, request);
+      try {
+        yield* this.deps.modelCalls.stream(scope, request, plan);
+        plan.meter.finish('ok');
+      } catch (err) {
+        plan.meter.fail(err);
+        throw err;
+      }
+    } finally {
+      // The usage record is written before the step goes on (what it cost is on record when it ends).
+      await (meter as RunMeter | null)?.written();
+    }
   }
 
   private async judge(ctx: Ctx, objective: string, prompt: string, produced: string): Promise<Verdict> {

@@ -11,6 +11,6 @@ export function newConversationId(): string {
 }
 
 /** `msg` for messages, `fc` for function calls, `fco` for function call outputs. */
-export function newItemId(prefix: 'msg' | 'fc' | 'fco'): string {
+export function newItemId(prefix: 'msg' | 'fc' | 'fco' | 'sc'): string {
   return `${prefix}_${randomBytes(24).toString('hex')}`;
 }

@@ -44,6 +44,29 @@ export function functionCallOutputItem(callId: string, output: string, idempoten
   };
 }
 
+/**
+ * A server-side tool call's result as the run's conversation keeps it: an `svc_call` (hosted tool) or
+ * `mcp_call` item with the call, its output or error, and its status (the model's call itself is the
+ * function_call item before it).
+ */
+export function serverCallItem(call: ToolCallPart, result: { status: 'completed' | 'failed'; output: string }, idempotencyKey: string): NewConversationItem {
+  return {
+    id: newItemId('sc'),
+    type: 'svc_call',
+    role: null,
+    data: {
+      call_id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+      output: result.status === 'completed' ? result.output : null,
+      error: result.status === 'failed' ? result.output : null,
+    },
+    status: result.status,
+    idempotencyKey,
+    responseId: null,
+  };
+}
+
 /** The text of a message item's content parts, joined. */
 export function itemText(item: Pick<ConversationItemRecord, 'data'>): string {
   const content = item.data['content'];
@@ -81,6 +104,15 @@ export function itemsToMessages(items: readonly ConversationItemRecord[]): Messa
       const call: ToolCallPart = { type: 'tool-call', id: str(item.data['call_id']), name: str(item.data['name']), arguments: str(item.data['arguments']) };
       if (last?.role === 'assistant') last.content.push(call);
       else messages.push({ role: 'assistant', content: [call] });
+    } else if (item.type === 'svc_call') {
+      // The result of a call the gateway ran: what the model was shown, an error as an error.
+      const error = item.data['error'];
+      const result =
+        typeof error === 'string'
+          ? { type: 'tool-result' as const, callId: str(item.data['call_id']), output: error, isError: true }
+          : { type: 'tool-result' as const, callId: str(item.data['call_id']), output: str(item.data['output']) };
+      if (last?.role === 'tool') last.content.push(result);
+      else messages.push({ role: 'tool', content: [result] });
     } else if (item.type === 'function_call_output') {
       const result = { type: 'tool-result' as const, callId: str(item.data['call_id']), output: str(item.data['output']) };
       if (last?.role === 'tool') last.content.push(result);

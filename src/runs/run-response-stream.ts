@@ -19,7 +19,7 @@
 // that saw them live still ends properly (replay.ts renumbers a late ending).
 import type { Logger } from 'winston';
 import type { StreamPart, Usage } from '../canonical/model';
-import { mintId, ResponsesEventStream, type OutputItem, type ResponsesEvent } from '../formats/responses';
+import { mintId, ResponsesEventStream, type OutputItem, type ResponsesEvent, type ResponsesEventStreamContext } from '../formats/responses';
 import { messageItem, outputText } from '../formats/responses/output-items';
 import { GatewayError } from '../http/errors';
 import type { ResponseEventLog } from '../responses';
@@ -97,6 +97,11 @@ export class RunResponseStream {
     const stream = new RunResponseStream(deps, id, events);
     stream.emit(events.start());
     return stream;
+  }
+
+  /** The function names the gateway runs in the step being executed (their calls show as svc_call / mcp_call items). */
+  offer(serverTools: ResponsesEventStreamContext['serverTools']): void {
+    this.events.serverTools = serverTools;
   }
 
   /** One step model call's parts, passed on unchanged while their events are written. */

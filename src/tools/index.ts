@@ -8,6 +8,7 @@ import type { Metrics } from '../log/metrics';
 import type { Store } from '../store/port';
 import { HOSTED_TOOL_FACTORIES } from './catalog';
 import { ToolLoop, type McpAccess } from './loop';
+import { McpClients, parseMcpTool, type McpServerSpec } from './mcp';
 import { ToolRegistry } from './registry';
 import type { EgressState, HostedToolFactory } from './types';
 import { createWebAccess, type WebAccess } from './web-access';
@@ -40,7 +41,14 @@ export async function createTools(deps: ToolsDeps): Promise<Tools> {
   const web = createWebAccess(config.tools.allowHosts);
   const toolDeps = { config, store: deps.store, logger: deps.logger, now: deps.now, workspaces, fetch: web.fetch, egress: DIRECT };
   const registry = await ToolRegistry.create(toolDeps, deps.factories ?? HOSTED_TOOL_FACTORIES);
-  const mcp: McpAccess | null = null;
+  const mcpClients = new McpClients({ webAccess: web, logger: deps.logger, config });
+  // The loop hands back the servers parse() made: each is an McpServerSpec.
+  const mcp: McpAccess = {
+    parse: parseMcpTool,
+    listTools: (server, conversationId, signal) => mcpClients.listTools(server as McpServerSpec, conversationId, signal),
+    callTool: (server, conversationId, name, args, signal) => mcpClients.callTool(server as McpServerSpec, conversationId, name, args, signal),
+    needsApproval: (server, toolName) => mcpClients.needsApproval(server as McpServerSpec, toolName),
+  };
   const loop = new ToolLoop({ registry, mcp, workspaces, config: config.tools, store: deps.store, metrics: deps.metrics, logger: deps.logger });
   return {
     registry,
@@ -49,6 +57,7 @@ export async function createTools(deps: ToolsDeps): Promise<Tools> {
     web,
     async close() {
       await registry.close();
+      await mcpClients.close();
       await web.close();
     },
   };

@@ -88,6 +88,28 @@ export interface ToolLoopScope {
   redact: ((text: string) => string) | null;
   /** An agent run's record of earlier executions (re-executed rounds reuse it), else none. */
   journal?: ToolJournal;
+  /**
+   * The caller's answers (`mcp_approval_response` input items) to MCP calls an earlier response of the
+   * conversation asked to approve (its `mcp_approval_request` items): approved calls run before the
+   * first model turn, denied ones are shown to the model as failed.
+   */
+  approvals?: McpApproval[];
+  /**
+   * Set where there is no caller to answer function calls (agent runs): a call of a function the
+   * gateway does not run gets this message as a failed result, and the loop goes on.
+   */
+  unknownCalls?: string;
+}
+
+/** An answered approval request: the call as it was requested, and the caller's answer. */
+export interface McpApproval {
+  /** The `mcp_approval_request` item's id (`mcpr_<call id>`). */
+  requestId: string;
+  serverLabel: string;
+  name: string;
+  arguments: string;
+  approve: boolean;
+  reason?: string;
 }
 
 /** A call's result as the model is shown it. */
@@ -104,7 +126,7 @@ export interface ToolCallResult {
 export interface ToolJournal {
   /** The recorded model turn of `round`, with the results recorded so far by call id. */
   recall(round: number): Promise<{ response: ModelResponse; results: Map<string, ToolCallResult> } | null>;
-  /** Records the model turn of `round` before any of its calls run. */
+  /** Records the model turn of `round` (one that made calls) before any of its calls run. */
   recordTurn(round: number, response: ModelResponse): Promise<void>;
   /** Records a call's result before the loop goes on. */
   recordResult(round: number, call: ToolCallPart, result: ToolCallResult): Promise<void>;
@@ -121,8 +143,10 @@ type Runner =
 /** A request prepared for the loop: the model's view of its tools, and who runs each call. */
 export interface ToolPlan {
   request: ModelRequest;
-  /** For the format's event stream: which function names the gateway runs. */
-  serverTools(functionName: string): ServerTool | undefined;
+  /** For the format's event stream: which function names the gateway runs (`callId`: an approved call runs). */
+  serverTools(functionName: string, callId?: string): ServerTool | undefined;
+  /** Approved or denied calls to settle before the first model turn. */
+  approvals: Array<{ call: ToolCallPart; approval: McpApproval }>;
   /** `mcp_list_tools` items of the servers listed for this request (shown before the first turn). */
   listings: Record<string, unknown>[];
   /** The runners by function name. */
@@ -214,6 +238,24 @@ export class ToolLoop {
         tools.push(tool);
       }
     }
+    // Answers to earlier approval requests: each names a call of a server this request offers.
+    const approvals: ToolPlan['approvals'] = [];
+    const approvedIds = new Set<string>();
+    for (const approval of scope.approvals ?? []) {
+      const name = mcpFunctionName(approval.serverLabel, approval.name);
+      if (!runners.has(name)) {
+        throw new GatewayError(
+          'bad_request',
+          `The approved call ${approval.name} is on the MCP server ${approval.serverLabel}, which this request does not offer.`,
+          {
+            param: 'input',
+          },
+        );
+      }
+      const callId = approval.requestId.startsWith('mcpr_') ? approval.requestId.slice('mcpr_'.length) : approval.requestId;
+      approvals.push({ call: { type: 'tool-call', id: callId, name, arguments: approval.arguments }, approval });
+      approvedIds.add(callId);
+    }
     const prepared: ModelRequest = { ...request, tools };
     const choice = request.toolChoice === undefined ? undefined : mapChoice(request.toolChoice, mcpNames);
     if (choice === undefined) delete prepared.toolChoice;
@@ -222,11 +264,13 @@ export class ToolLoop {
       request: prepared,
       runners,
       listings,
-      serverTools(functionName) {
+      approvals,
+      serverTools(functionName, callId) {
         const runner = runners.get(functionName);
         if (!runner) return undefined;
         if (runner.kind === 'hosted') return { item: 'svc_call' };
-        if (runner.kind === 'mcp' && runner.approval) return { item: 'mcp_approval_request', serverLabel: runner.server.serverLabel, name: runner.name };
+        if (runner.kind === 'mcp' && runner.approval && (callId === undefined || !approvedIds.has(callId)))
+          return { item: 'mcp_approval_request', serverLabel: runner.server.serverLabel, name: runner.name };
         return { item: 'mcp_call', serverLabel: runner.server.serverLabel, name: runner.name };
       },
     };
@@ -243,6 +287,33 @@ export class ToolLoop {
     let usage: Usage = { inputTokens: 0, outputTokens: 0 };
     for (const listing of plan.listings) yield { type: 'native', format: 'responses', value: listing as never };
     let started = false;
+    if (plan.approvals.length > 0) {
+      // The approved calls run now (denied ones fail, saying so); the model then sees them as its own calls.
+      const calls = plan.approvals.map(({ call }) => call);
+      for (const [i, call] of calls.entries()) {
+        yield { type: 'tool-call-start', id: `approved${i}`, callId: call.id, name: call.name };
+        if (call.arguments !== '') yield { type: 'tool-call-delta', id: `approved${i}`, delta: call.arguments };
+        yield { type: 'tool-call-end', id: `approved${i}` };
+      }
+      const results = new Map<string, ToolCallResult>();
+      const denied = plan.approvals.filter(({ approval }) => !approval.approve);
+      for (const { call, approval } of denied) {
+        results.set(call.id, { status: 'failed', output: `The user denied this call${approval.reason ? `: ${approval.reason}` : '.'}` });
+      }
+      const approved = plan.approvals.filter(({ approval }) => approval.approve).map(({ call }) => call);
+      for await (const [call, result] of this.runCalls(plan, approved, results, scope, -1, true)) results.set(call.id, result);
+      for (const call of calls) {
+        const result = results.get(call.id)!;
+        yield {
+          type: 'server-tool-result',
+          callId: call.id,
+          output: result.output,
+          status: result.status,
+          ...(result.status === 'failed' ? { error: result.output } : {}),
+        };
+      }
+      messages = [...messages, { role: 'assistant', content: calls }, toolMessage(calls, results)];
+    }
     for (let round = 0; ; round += 1) {
       const last = round >= maxRounds;
       const request: ModelRequest = { ...plan.request, messages };
@@ -274,7 +345,8 @@ export class ToolLoop {
           return;
         }
         response = assembler.response;
-        if (scope.journal) await scope.journal.recordTurn(round, response);
+        // A turn with calls is recorded before they run (the answer turn is the caller's to keep).
+        if (scope.journal && response.content.some((part) => part.type === 'tool-call')) await scope.journal.recordTurn(round, response);
       }
       if (!started) {
         started = true;
@@ -284,8 +356,12 @@ export class ToolLoop {
       out.lastResponse = response;
       const calls = response.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
       const serverCalls = calls.filter((call) => plan.runners.has(call.name));
-      const runnable = serverCalls.filter((call) => plan.runners.get(call.name)?.kind !== 'pending-approval' && !needsApproval(plan, call));
-      const clientCalls = calls.filter((call) => !plan.runners.has(call.name));
+      const unknown = calls.filter((call) => !plan.runners.has(call.name));
+      const runnable = [
+        ...serverCalls.filter((call) => plan.runners.get(call.name)?.kind !== 'pending-approval' && !needsApproval(plan, call)),
+        ...(scope.unknownCalls !== undefined ? unknown : []),
+      ];
+      const clientCalls = scope.unknownCalls !== undefined ? [] : unknown;
       if (recalled) yield* replayTurn(response);
       if (runnable.length === 0 || last) {
         yield finishPart(response.finishReason, usage);
@@ -299,7 +375,7 @@ export class ToolLoop {
           : { type: 'server-tool-result', callId: call.id, output: result.output, status: 'failed', error: result.output };
       }
       // The caller's own calls (or approvals it must give) end the loop: the caller answers them.
-      if (clientCalls.length > 0 || runnable.length < serverCalls.length) {
+      if (clientCalls.length > 0 || runnable.length < serverCalls.length + (scope.unknownCalls !== undefined ? unknown.length : 0)) {
         yield finishPart('tool_calls', usage);
         return;
       }
@@ -314,6 +390,7 @@ export class ToolLoop {
     known: Map<string, ToolCallResult>,
     scope: ToolLoopScope,
     round: number,
+    approved = false,
   ): AsyncGenerator<[ToolCallPart, ToolCallResult]> {
     const queue = calls.filter((call) => !known.has(call.id));
     for (const call of calls) {
@@ -324,8 +401,8 @@ export class ToolLoop {
     const start = (call: ToolCallPart): void => {
       running.set(
         call.id,
-        this.runCall(plan, call, scope).then(async (result) => {
-          if (scope.journal) await scope.journal.recordResult(round, call, result);
+        this.runCall(plan, call, scope, approved).then(async (result) => {
+          if (scope.journal && round >= 0) await scope.journal.recordResult(round, call, result);
           return [call, result] as [ToolCallPart, ToolCallResult];
         }),
       );
@@ -340,11 +417,15 @@ export class ToolLoop {
   }
 
   /** One call, bounded, metered and audited; a failure is a result the model sees (never a throw), unless the response or run stopped. */
-  private async runCall(plan: ToolPlan, call: ToolCallPart, scope: ToolLoopScope): Promise<ToolCallResult> {
-    const runner = plan.runners.get(call.name)!;
+  private async runCall(plan: ToolPlan, call: ToolCallPart, scope: ToolLoopScope, approved = false): Promise<ToolCallResult> {
+    const found = plan.runners.get(call.name);
+    // An approved call runs even though its tool needs approval (the caller gave it).
+    const runner = found?.kind === 'mcp' && approved ? { ...found, approval: false } : found;
+    if (!runner) return { status: 'failed', output: scope.unknownCalls ?? `${call.name} is not a tool the gateway runs.` };
     const tool = runner.kind === 'hosted' ? runner.tool.type : `mcp:${runner.server.serverLabel}`;
     const limits = {
-      timeoutMs: (runner.kind === 'hosted' ? runner.tool.limits?.timeoutMs : undefined) ?? this.deps.config.timeoutMs,
+      // An MCP call has its own bound (tools.mcp.callTimeoutMs): remote tools are often slower than local ones.
+      timeoutMs: (runner.kind === 'hosted' ? runner.tool.limits?.timeoutMs : this.deps.config.mcp.callTimeoutMs) ?? this.deps.config.timeoutMs,
       maxOutputBytes: (runner.kind === 'hosted' ? runner.tool.limits?.maxOutputBytes : undefined) ?? this.deps.config.maxOutputBytes,
     };
     const started = process.hrtime.bigint();

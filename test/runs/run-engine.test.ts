@@ -235,12 +235,14 @@ for (const driver of ['embedded', 'postgres'] as const) {
           ['message', 'system'],
           ['message', 'user'],
           ['function_call', null],
-          ['function_call_output', null],
+          ['svc_call', null],
           ['message', 'assistant'],
         ],
       );
       assert.deepEqual(items[2]?.data, { call_id: 'call_h1', name: 'svc_file_read', arguments: '{"path":"a.txt"}' });
       assert.equal(items[3]?.data['call_id'], 'call_h1');
+      // The agent does not have the tool: the model is told so, and the run goes on.
+      assert.match(String(items[3]?.data['error']), /not available to agent runs/);
       const followUp = upstream.stepCalls().filter((c) => c.prompt.includes('herons'))[1];
       assert.deepEqual(
         (followUp?.body['messages'] as { role: string }[]).map((m) => m.role),
@@ -263,6 +265,7 @@ for (const driver of ['embedded', 'postgres'] as const) {
         logger: services.logger,
         metrics: services.metrics,
         config: services.config,
+        tools: services.tools.loop,
         now: () => new Date(),
         active: services.runEngine.active,
         owner: 'test-owner',

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { startRunUpstream, runUpstreamConfig, type RunUpstream } from '../fixtures/upstreams/run-upstream';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { organizationsWithDlp } from '../helpers/config';
+import { assertOpenResponsesEvent, assertOpenResponsesObject, assertOurEvent, assertOurResponseObject } from '../support/open-responses';
 import { assertNestedError, assertResponsesFraming, jsonReply, parseSseFrames, post, typesOf } from '../responses/http-helpers';
 
 type Json = Record<string, unknown>;
@@ -79,6 +80,9 @@ describe('tool loop: hosted tools through POST /v1/responses', function () {
     assert.equal(read['output'], 'hello tools');
     assert.deepEqual(JSON.parse(String(read['arguments'])), { path: 'notes/a.txt' });
     assert.match(JSON.stringify(message['content']), /The file says: hello tools/);
+    // Valid by the Open Responses spec (svc_call, an extension, by our own document's schema for it).
+    assertOpenResponsesObject(reply.body);
+    assertOurResponseObject(reply.body);
     // Three model turns, each offered the hosted tools as functions with their schemas; the usage is their sum.
     assert.equal(upstream.calls.length, 3);
     assert.deepEqual(offered(upstream.calls[0]!.body), ['svc_file_write', 'svc_file_read']);
@@ -97,6 +101,10 @@ describe('tool loop: hosted tools through POST /v1/responses', function () {
     assert.equal(res.status, 200);
     const frames = parseSseFrames(await res.text());
     assertResponsesFraming(frames);
+    for (const frame of frames) {
+      assertOpenResponsesEvent(frame.data);
+      assertOurEvent(frame.data);
+    }
     const types = typesOf(frames);
     const first = types.indexOf('response.output_item.added');
     assert.deepEqual(types.slice(0, 2), ['response.created', 'response.in_progress']);

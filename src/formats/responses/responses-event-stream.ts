@@ -65,7 +65,7 @@ export type ServerTool =
 
 export interface ResponsesEventStreamContext extends ResponseContext {
   /** Server-side tools by the function name the model calls them by (absent: every call is the caller's). */
-  serverTools?: (functionName: string) => ServerTool | undefined;
+  serverTools?: (functionName: string, callId?: string) => ServerTool | undefined;
   /** The sequence number of the first event (default 0). */
   startSequence?: number;
   /**
@@ -106,7 +106,8 @@ export class ResponsesEventStream {
   private readonly open = new Map<string, TextBlock | ToolCallBlock | ReasoningBlock | ServerCallBlock | ApprovalBlock>();
   /** Server-side calls whose arguments are complete, awaiting their result, by call id. */
   private readonly running = new Map<string, ServerCallBlock>();
-  private readonly serverTools: ((functionName: string) => ServerTool | undefined) | undefined;
+  /** Which function names the gateway runs (settable: an agent run's steps each offer their own tools). */
+  serverTools: ((functionName: string, callId?: string) => ServerTool | undefined) | undefined;
 
   constructor(ctx: ResponsesEventStreamContext) {
     this.now = ctx.now ?? Date.now;
@@ -180,7 +181,7 @@ export class ResponsesEventStream {
         break;
       }
       case 'tool-call-start': {
-        const server = this.serverTools?.(part.name);
+        const server = this.serverTools?.(part.name, part.callId);
         if (server === undefined) this.openToolCall(part.id, part.callId, part.name, events);
         else if (server.item === 'mcp_approval_request') this.open.set(part.id, { kind: 'approval', callId: part.callId, server, arguments: '' });
         else this.openServerCall(part.id, part.callId, part.name, server, events);

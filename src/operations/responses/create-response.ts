@@ -14,7 +14,7 @@ import { historyInput, referencedItemIds, statefulInput } from '../../conversati
 import { beginTurn, type ConversationTurn } from '../../conversations/turn';
 import { mintId, redactResponsesRequest, responsesRequestToCanonical } from '../../formats/responses';
 import { isHostedToolType } from '../../formats/responses/request-tools';
-import type { ToolLoopScope } from '../../tools/loop';
+import type { McpApproval, ToolLoopScope } from '../../tools/loop';
 import { GatewayError } from '../../http/errors';
 import { droppedParamsHeader, forwardWireCall, prepareWireCall, requestScope, type WireCodec } from '../../model-call/wire-call';
 import type { RequestContext } from '../../pipeline/context';
@@ -90,6 +90,44 @@ interface StatefulTarget {
   leading: number;
   /** Teaches the model's token estimate the input tokens the upstream reported for this turn. */
   calibrate(reportedInputTokens: number): void;
+  /** Answers in this turn's input to MCP approval requests of earlier turns. */
+  approvals: McpApproval[];
+}
+
+/**
+ * The caller's `mcp_approval_response` items, each matched to the `mcp_approval_request` of the
+ * conversation it answers (in the loaded history, else looked up); an answer to no request is a 400.
+ */
+async function approvalsOf(services: AppServices, turn: ConversationTurn, input: unknown): Promise<McpApproval[]> {
+  if (!Array.isArray(input)) return [];
+  const approvals: McpApproval[] = [];
+  for (const [index, entry] of input.entries()) {
+    if (!isRecord(entry) || entry['type'] !== 'mcp_approval_response') continue;
+    const requestId = entry['approval_request_id'];
+    if (typeof requestId !== 'string') {
+      throw new GatewayError('bad_request', 'An mcp_approval_response needs the approval_request_id it answers.', {
+        param: `input[${index}].approval_request_id`,
+      });
+    }
+    const request =
+      turn.items.find((item) => item.id === requestId && item.type === 'mcp_approval_request') ??
+      (await services.store.conversations.getItem(turn.conversation.id, requestId));
+    if (!request || request.type !== 'mcp_approval_request') {
+      throw new GatewayError('bad_request', `No approval request '${requestId}' in conversation '${turn.conversation.id}'.`, {
+        param: `input[${index}].approval_request_id`,
+      });
+    }
+    const approval: McpApproval = {
+      requestId,
+      serverLabel: String(request.data['server_label']),
+      name: String(request.data['name']),
+      arguments: String(request.data['arguments'] ?? ''),
+      approve: entry['approve'] === true,
+    };
+    if (typeof entry['reason'] === 'string') approval.reason = entry['reason'];
+    approvals.push(approval);
+  }
+  return approvals;
 }
 
 async function statefulResponse(ctx: RequestContext, services: AppServices, original: Json): Promise<Reply | undefined> {
@@ -153,7 +191,14 @@ async function statefulResponse(ctx: RequestContext, services: AppServices, orig
     delete composed['conversation'];
     delete composed['previous_response_id'];
     const echo = { metadata: metadataOf(original), store: true, previous_response_id: turn.previousResponseId };
-    return await respond(ctx, services, composed, echo, { id, turn, leading: history.length + leadingContext.length, calibrate: context.calibrate });
+    const approvals = await approvalsOf(services, turn, original['input']);
+    return await respond(ctx, services, composed, echo, {
+      id,
+      turn,
+      leading: history.length + leadingContext.length,
+      calibrate: context.calibrate,
+      approvals,
+    });
   } finally {
     // A no-op once the response began (its end releases the turn); else the turn failed before it.
     if (await turn.release()) streams.leases.release(id);
@@ -275,7 +320,7 @@ async function respond(ctx: RequestContext, services: AppServices, body: Json, e
     headers: droppedParamsHeader(call.plan.dropped),
     sink,
     id,
-    ...(loop ? { toolLoop: toolLoopScope(ctx, stateful?.turn.conversation.id ?? id, id) } : {}),
+    ...(loop ? { toolLoop: { ...toolLoopScope(ctx, stateful?.turn.conversation.id ?? id, id), approvals: stateful?.approvals ?? [] } } : {}),
     ...(stateful
       ? { conversationId: stateful.turn.conversation.id }
       : { onFinal: (final: JsonObject) => services.outputItems.remember(ctx.principal?.orgId ?? 'default', final['output']) }),

@@ -56,7 +56,7 @@ async function sourceOf(
   const plan = await services.tools.loop.prepare(call.request, scope);
   const turn = (request: ModelRequest, round: number): AsyncIterable<StreamPart> =>
     round === 0 ? services.modelCalls.stream(call.scope, request, call.plan) : meteredTurn(services, call.scope, request);
-  return { parts: services.tools.loop.run(plan, turn, scope), serverTools: (name) => plan.serverTools(name) };
+  return { parts: services.tools.loop.run(plan, turn, scope), serverTools: (name, callId) => plan.serverTools(name, callId) };
 }
 
 export async function translatedResponse(
