@@ -139,6 +139,7 @@ export async function buildArtifacts(root: string): Promise<Record<string, strin
         authenticated: security.length > 0,
         bodyValidator: null,
         bodyRequired: false,
+        multipartBody: false,
         paramsValidator: null,
         queryValidator: null,
         pathParams: parameters.filter((p) => p.in === 'path').map((p) => p.name),
@@ -167,6 +168,7 @@ export async function buildArtifacts(root: string): Promise<Record<string, strin
 
       if (op.requestBody) {
         const body = resolve(doc, op.requestBody as OpenAPIV3_1.RequestBodyObject);
+        route.multipartBody = Boolean(body.content?.['multipart/form-data']);
         const schema = body.content?.['application/json']?.schema;
         if (schema) {
           const name = exportName(operationId, 'body');

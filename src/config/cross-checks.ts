@@ -261,6 +261,21 @@ function responsesTimezone({ doc }: CheckInput): ConfigProblem[] {
   }
 }
 
+/** files.shareTtlSeconds, the default lifetime of a share link, must be one a call could ask for. */
+function fileShareLifetimes({ doc }: CheckInput): ConfigProblem[] {
+  const files = node(doc['files']);
+  const ttl = files['shareTtlSeconds'];
+  const max = files['maxShareTtlSeconds'];
+  if (typeof ttl !== 'number' || typeof max !== 'number' || ttl <= max) return [];
+  return [
+    {
+      path: 'files.shareTtlSeconds',
+      message: `the default share link lifetime ${ttl} is longer than files.maxShareTtlSeconds ${max}`,
+      fix: `at most ${max}, or raise files.maxShareTtlSeconds`,
+    },
+  ];
+}
+
 /** Every cross-reference check, run in this order; each reports all it finds. */
 export const CONFIG_CHECKS: readonly ConfigCheck[] = [
   responsesTimezone,
@@ -272,4 +287,5 @@ export const CONFIG_CHECKS: readonly ConfigCheck[] = [
   cronSchedules,
   organizationMembers,
   dlpCustomPatterns,
+  fileShareLifetimes,
 ];

@@ -16,6 +16,8 @@ export interface ServerConfig {
   shutdownGraceMs: number;
   /** Trust X-Forwarded-* headers (behind a reverse proxy). */
   trustProxy: boolean;
+  /** The gateway's address as users reach it, for links it hands out (absent: from the request, else host:port). */
+  publicUrl?: string;
 }
 
 export interface StoreConfig {
@@ -226,7 +228,23 @@ export interface ToolsConfig {
   /** Hosts request- and tool-supplied URLs may reach past the SSRF guard. */
   allowHosts: string[];
   shell: ShellToolConfig;
+  browser: BrowserToolsConfig;
   mcp: McpClientConfig;
+}
+
+/** The browser tools (config schema `tools.browser`): headless Chromium, one context per conversation. */
+export interface BrowserToolsConfig {
+  executablePath: string;
+  maxContexts: number;
+  idleTimeoutMs: number;
+  navigationTimeoutMs: number;
+  actionTimeoutMs: number;
+  maxCapturedRequests: number;
+  maxPostDataBytes: number;
+  maxTextChars: number;
+  viewportWidth: number;
+  viewportHeight: number;
+  maxScreenshotHeight: number;
 }
 
 /** The MCP client of Responses `mcp` tools (config schema `tools.mcp`). */
@@ -235,6 +253,18 @@ export interface McpClientConfig {
   connectTimeoutMs: number;
   idleTimeoutMs: number;
   maxResponseBytes: number;
+}
+
+/** Stored files: the Files API and the stored-file tools. */
+export interface FilesConfig {
+  /** Largest stored file, in bytes (uploads and shared workspace files). */
+  maxBytes: number;
+  /** Lifetime of a share link when the call names none. */
+  shareTtlSeconds: number;
+  /** Longest lifetime a share link may be given. */
+  maxShareTtlSeconds: number;
+  /** Key that signs share links; absent: generated once and kept in the store's settings. */
+  shareSecret?: string;
 }
 
 export interface GatewayConfig {
@@ -246,6 +276,7 @@ export interface GatewayConfig {
   evaluation: EvaluationConfig;
   responses: ResponsesConfig;
   tools: ToolsConfig;
+  files: FilesConfig;
   organizations: OrganizationConfig[];
   agents: AgentConfig[];
   plugins: Record<string, PluginToggle>;

@@ -11,6 +11,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "cancelRun_params",
     "queryValidator": null,
     "pathParams": [
@@ -34,6 +35,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": "createChatCompletion_body",
     "bodyRequired": true,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -52,6 +54,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": "createCompletion_body",
     "bodyRequired": true,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -59,6 +62,25 @@ export const routes: readonly RouteSpec[] = [
     "streams": true,
     "tags": [
       "gateway"
+    ]
+  },
+  {
+    "operationId": "createFile",
+    "method": "post",
+    "template": "/v1/files",
+    "expressPath": "/v1/files",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": true,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "files"
     ]
   },
   {
@@ -70,6 +92,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": "createMessage_body",
     "bodyRequired": true,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -88,6 +111,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": "createResponse_body",
     "bodyRequired": true,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -106,6 +130,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": "createRun_body",
     "bodyRequired": true,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -113,6 +138,76 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "runs"
+    ]
+  },
+  {
+    "operationId": "deleteFile",
+    "method": "delete",
+    "template": "/v1/files/{file_id}",
+    "expressPath": "/v1/files/:file_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "deleteFile_params",
+    "queryValidator": null,
+    "pathParams": [
+      "file_id"
+    ],
+    "auditedParams": [
+      "file_id"
+    ],
+    "streams": false,
+    "tags": [
+      "files"
+    ]
+  },
+  {
+    "operationId": "downloadFile",
+    "method": "get",
+    "template": "/v1/files/{file_id}/content",
+    "expressPath": "/v1/files/:file_id/content",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "downloadFile_params",
+    "queryValidator": null,
+    "pathParams": [
+      "file_id"
+    ],
+    "auditedParams": [
+      "file_id"
+    ],
+    "streams": false,
+    "tags": [
+      "files"
+    ]
+  },
+  {
+    "operationId": "downloadSharedFile",
+    "method": "get",
+    "template": "/v1/files/{file_id}/shared",
+    "expressPath": "/v1/files/:file_id/shared",
+    "family": "openai",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "downloadSharedFile_params",
+    "queryValidator": "downloadSharedFile_query",
+    "pathParams": [
+      "file_id"
+    ],
+    "auditedParams": [
+      "file_id"
+    ],
+    "streams": false,
+    "tags": [
+      "files",
+      "extension"
     ]
   },
   {
@@ -124,6 +219,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getAgent_params",
     "queryValidator": "getAgent_query",
     "pathParams": [
@@ -146,6 +242,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getAgentWebhooks_params",
     "queryValidator": null,
     "pathParams": [
@@ -169,6 +266,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -187,6 +285,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getApiReferenceAsset_params",
     "queryValidator": null,
     "pathParams": [
@@ -209,6 +308,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -227,6 +327,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -245,6 +346,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -263,6 +365,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -281,6 +384,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getResponse_params",
     "queryValidator": "getResponse_query",
     "pathParams": [
@@ -303,6 +407,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getRun_params",
     "queryValidator": null,
     "pathParams": [
@@ -325,6 +430,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "getRunEvals_params",
     "queryValidator": null,
     "pathParams": [
@@ -347,6 +453,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -365,6 +472,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": "listAuditRecords_query",
     "pathParams": [],
@@ -384,6 +492,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "listConversationItems_params",
     "queryValidator": "listConversationItems_query",
     "pathParams": [
@@ -398,6 +507,25 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "listFiles",
+    "method": "get",
+    "template": "/v1/files",
+    "expressPath": "/v1/files",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": "listFiles_query",
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "files"
+    ]
+  },
+  {
     "operationId": "listModels",
     "method": "get",
     "template": "/v1/models",
@@ -406,6 +534,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": null,
     "queryValidator": null,
     "pathParams": [],
@@ -424,6 +553,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "listResponseInputItems_params",
     "queryValidator": null,
     "pathParams": [
@@ -446,6 +576,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "restartRun_params",
     "queryValidator": null,
     "pathParams": [
@@ -460,6 +591,29 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "retrieveFile",
+    "method": "get",
+    "template": "/v1/files/{file_id}",
+    "expressPath": "/v1/files/:file_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "retrieveFile_params",
+    "queryValidator": null,
+    "pathParams": [
+      "file_id"
+    ],
+    "auditedParams": [
+      "file_id"
+    ],
+    "streams": false,
+    "tags": [
+      "files"
+    ]
+  },
+  {
     "operationId": "retryRun",
     "method": "post",
     "template": "/v1/runs/{runId}/retry",
@@ -468,6 +622,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "retryRun_params",
     "queryValidator": null,
     "pathParams": [
@@ -491,6 +646,7 @@ export const routes: readonly RouteSpec[] = [
     "authenticated": false,
     "bodyValidator": "triggerWebhook_body",
     "bodyRequired": false,
+    "multipartBody": false,
     "paramsValidator": "triggerWebhook_params",
     "queryValidator": null,
     "pathParams": [

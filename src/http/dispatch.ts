@@ -2,7 +2,7 @@
 // request id -> plugins (identify, authenticate, admit) -> path/query validation -> body read (size
 // limit) + generated validation -> plugins (inspect) -> handler -> reply; on close: plugins' onFinish
 // (respond, record, reverse order), metrics and the access log. Errors become the envelope of the
-// operation's path family.
+// operation's path family. A multipart upload's body is left to its handler (src/files/).
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RouteSpec } from './route-spec';
@@ -190,7 +190,7 @@ export function createDispatcher(
             ctx.body = body.value;
             ctx.rawBody = body.raw;
           }
-        } else {
+        } else if (!route.multipartBody) {
           // Operations without a body ignore one (e.g. restart): drain it so the socket can be reused.
           req.resume();
         }

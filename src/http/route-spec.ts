@@ -18,6 +18,8 @@ export interface RouteSpec {
   /** Validator export names in validators.js. */
   bodyValidator: string | null;
   bodyRequired: boolean;
+  /** The body is multipart/form-data, read by the handler itself (a file upload), not drained here. */
+  multipartBody: boolean;
   paramsValidator: string | null;
   queryValidator: string | null;
   /** Names of path parameters. */

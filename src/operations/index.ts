@@ -2,6 +2,7 @@
 // or a handler names no operation (src/app.ts). Each area exports its own map.
 import { adminHandlers } from './admin/index';
 import { agentHandlers } from './agents/index';
+import { fileHandlers } from './files/index';
 import { gatewayHandlers } from './gateway/index';
 import { getApiReference, getApiReferenceAsset, getOpenApiDocument } from './meta/docs';
 import { getLiveness, getMetrics, getReadiness } from './meta/health';
@@ -24,4 +25,5 @@ export const handlers: Readonly<Record<string, Handler>> = {
   ...agentHandlers,
   ...gatewayHandlers,
   ...adminHandlers,
+  ...fileHandlers,
 };

@@ -1,5 +1,6 @@
 // Opens the configured store backend, migrated and reachable, or throws an Error whose message is one
 // human-readable line (the CLI prints it as is).
+import path from 'node:path';
 import type { Logger } from 'winston';
 import type { StoreConfig } from '../config/types';
 import type { Store } from './port';
@@ -35,7 +36,7 @@ export async function createStore(config: StoreConfig, deps: StoreDeps): Promise
       let db: SqlDatabase | null = null;
       try {
         db = await openPglite(config.path);
-        const store = createSqlStore(db);
+        const store = createSqlStore(db, { filesDir: path.join(path.resolve(config.path), 'files') });
         await store.migrate();
         deps.logger.info('store opened', { driver: 'embedded' });
         return store;

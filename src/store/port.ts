@@ -11,6 +11,8 @@ import type {
   ConversationItemRecord,
   ConversationRecord,
   ConversationSummary,
+  FilePageQuery,
+  FileViewer,
   GroupRecord,
   LeaseFence,
   NewConversationItem,
@@ -27,6 +29,7 @@ import type {
   RunStatus,
   StepInit,
   StepVerdictRecord,
+  StoredFileRecord,
   UsageRecord,
   UsageTotal,
   UserRecord,
@@ -312,6 +315,26 @@ export interface SettingsRepository {
   setIfAbsent(key: string, value: string): Promise<string>;
 }
 
+/**
+ * Stored files (POST /v1/files and tool outputs): the record in the store, the bytes where the backend
+ * keeps them (PostgreSQL: a bytea column; the embedded store: a file under <store.path>/files, so they
+ * never pass through the embedded database's WebAssembly memory; MongoDB: GridFS).
+ */
+export interface FileRepository {
+  /** Stores the bytes, then the record: a record never names bytes that are not there. */
+  create(file: StoredFileRecord, content: Buffer): Promise<void>;
+  /** The record if the viewer may see it (see FileViewer), else null. */
+  getVisible(viewer: FileViewer, id: string): Promise<StoredFileRecord | null>;
+  /** The viewer's visible files, keyset-paginated by (createdAt, id), at most `limit`. */
+  listVisible(viewer: FileViewer, query: FilePageQuery): Promise<StoredFileRecord[]>;
+  /** Record and bytes of a file the viewer may see, else null. */
+  readVisible(viewer: FileViewer, id: string): Promise<{ file: StoredFileRecord; content: Buffer } | null>;
+  /** System access (a signed share link already proved the right to it): record and bytes, or null. */
+  read(id: string): Promise<{ file: StoredFileRecord; content: Buffer } | null>;
+  /** Deletes the record, then the bytes, of a file the viewer may see; false when there is none. */
+  deleteVisible(viewer: FileViewer, id: string): Promise<boolean>;
+}
+
 export interface Store {
   readonly driver: 'embedded' | 'postgres' | 'mongodb';
   readonly organizations: OrganizationRepository;
@@ -327,6 +350,7 @@ export interface Store {
   readonly audit: AuditRepository;
   readonly usage: UsageRepository;
   readonly settings: SettingsRepository;
+  readonly files: FileRepository;
   /** Creates or migrates schema and indexes; idempotent, safe to run from several processes at once. */
   migrate(): Promise<void>;
   /** Cheap round trip for readiness. */

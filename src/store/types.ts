@@ -368,3 +368,45 @@ export interface UsageTotal {
   promptTokens: number;
   completionTokens: number;
 }
+
+/**
+ * A stored file (POST /v1/files, or a file a tool produced): its record. The bytes are read apart
+ * (FileRepository.readVisible), so listing never carries them.
+ */
+export interface StoredFileRecord {
+  /** `file-` and 24 hex digits. */
+  id: string;
+  orgId: string;
+  /** The user who uploaded it or whose tool call made it; null for a caller with no user. */
+  userId: string | null;
+  /** The name it was uploaded or shared under (no directory part). */
+  filename: string;
+  /** OpenAI's purposes (`assistants`, `user_data`, …) or `tool_output` for files tools made. */
+  purpose: string;
+  /** Size of the content in bytes. */
+  bytes: number;
+  /** The media type given at upload, or guessed from the file name. */
+  mediaType: string;
+  createdAt: string;
+}
+
+/**
+ * Who asks for stored files. A file is visible within its organization to its owner and to the
+ * organization's admins (the conversations' rule); another organization never sees it.
+ */
+export interface FileViewer {
+  orgId: string;
+  /** null: a caller with no user (sees only files made with no user). */
+  userId: string | null;
+  admin: boolean;
+}
+
+export interface FilePageQuery {
+  /** Only files of this purpose. */
+  purpose?: string;
+  limit: number;
+  /** By creation time (ties by id); `desc` lists the newest first. */
+  order: 'asc' | 'desc';
+  /** A file id: the files after it in that order (none when it is not a visible file). */
+  after?: string;
+}

@@ -1,7 +1,10 @@
 // The hosted tool folders of this gateway, in catalog order (what `svc_tools` expands to, less what an
 // organization switched off). A folder under src/tools/hosted/ exports one HostedToolFactory.
 import type { HostedToolFactory } from './types';
+import { browserTools } from './hosted/browser';
+import { fileShareTools } from './hosted/file-share';
 import { workspaceFileTools } from './hosted/files';
 import { shellTools } from './hosted/shell';
+import { storedFileTools } from './hosted/stored-files';
 
-export const HOSTED_TOOL_FACTORIES: readonly HostedToolFactory[] = [shellTools, workspaceFileTools];
+export const HOSTED_TOOL_FACTORIES: readonly HostedToolFactory[] = [shellTools, workspaceFileTools, storedFileTools, fileShareTools, browserTools];

@@ -88,6 +88,8 @@ export interface ToolLoopScope {
   redact: ((text: string) => string) | null;
   /** An agent run's record of earlier executions (re-executed rounds reuse it), else none. */
   journal?: ToolJournal;
+  /** The gateway's address as the caller reached it (ToolCallContext.baseUrl), when a request started the loop. */
+  baseUrl?: string;
   /**
    * The caller's answers (`mcp_approval_response` input items) to MCP calls an earlier response of the
    * conversation asked to approve (its `mcp_approval_request` items): approved calls run before the
@@ -469,6 +471,7 @@ export class ToolLoop {
           ...ctx,
           ...(scope.responseId !== undefined ? { responseId: scope.responseId } : {}),
           ...(scope.runId !== undefined ? { runId: scope.runId } : {}),
+          ...(scope.baseUrl !== undefined ? { baseUrl: scope.baseUrl } : {}),
         });
       }
       if (runner.kind === 'pending-approval' || !this.deps.mcp) throw new ToolFailure('This call needs approval first.');

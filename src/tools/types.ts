@@ -39,6 +39,12 @@ export interface ToolCallContext {
   signal: AbortSignal;
   /** The conversation's workspace (created on first use). */
   workspace: Workspace;
+  /**
+   * The gateway's address as the caller reached it (a Responses request's scheme and Host, see
+   * requestBaseUrl in src/files/share-link.ts), for links a tool hands out; server.publicUrl wins
+   * over it, and without either a link names this server's host and port.
+   */
+  baseUrl?: string;
 }
 
 /** What a call produced. */

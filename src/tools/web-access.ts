@@ -69,8 +69,8 @@ export function checkUrl(raw: string | URL, allow: HostAllowList): URL {
   return url;
 }
 
-/** A lookup that checks answers unless the host is allow-listed. */
-function lookupFor(allow: HostAllowList): typeof guardedLookup {
+/** A lookup that checks answers unless the host is allow-listed (also the browser's guard proxy's). */
+export function lookupFor(allow: HostAllowList): typeof guardedLookup {
   return (hostname, options: LookupOptions, callback) => {
     if (allow.allows(new URL(`http://${isIP(hostname) === 6 ? `[${hostname}]` : hostname}`))) {
       dnsLookup(hostname, options, callback as unknown as (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family: number) => void);
@@ -81,7 +81,7 @@ function lookupFor(allow: HostAllowList): typeof guardedLookup {
 }
 
 /** Through a proxy the target is resolved here first: a name that answers with a private address is refused. */
-async function checkViaDns(url: URL, allow: HostAllowList): Promise<void> {
+export async function checkViaDns(url: URL, allow: HostAllowList): Promise<void> {
   if (allow.allows(url)) return;
   const host = bareHost(url.hostname);
   if (isIP(host) !== 0) return; // literals were checked by checkUrl

@@ -206,6 +206,22 @@ describe('configuration', () => {
       assert.deepEqual(good.responses.compaction, { threshold: 0.8, target: 0.5 });
     });
 
+    it('checks files: defaults (25 MiB, links for an hour, at most a week), a default link lifetime within the longest', () => {
+      const config = parseConfig(stringify(baseConfigDocument()), {}, 'test');
+      assert.deepEqual(config.files, { maxBytes: 26214400, shareTtlSeconds: 3600, maxShareTtlSeconds: 604800 });
+      assert.equal(config.server.publicUrl, undefined);
+      const bad = problemsOf(mergeConfig(baseConfigDocument(), { files: { shareTtlSeconds: 7200, maxShareTtlSeconds: 3600, shareSecret: 'short' } }));
+      assert.ok(
+        bad.some((p) => p.startsWith('files.shareTtlSeconds: the default share link lifetime 7200 is longer than files.maxShareTtlSeconds 3600')),
+        bad.join('\n'),
+      );
+      assert.ok(
+        bad.some((p) => p.startsWith('files.shareSecret')),
+        bad.join('\n'),
+      );
+      assert.ok(problemsOf(mergeConfig(baseConfigDocument(), { server: { publicUrl: 'ftp://x' } })).some((p) => p.startsWith('server.publicUrl')));
+    });
+
     it('rejects group members and agent shares that name nobody', () => {
       const doc = baseConfigDocument();
       const orgs = doc['organizations'] as Record<string, unknown>[];

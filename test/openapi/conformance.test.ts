@@ -278,6 +278,25 @@ describe('responses conform to the OpenAPI document', function () {
     conforms('createResponse', await request(gw.url).post('/v1/responses').set(admin()).send({ model: 'demo' }).expect(400));
   });
 
+  it('files: upload, list, retrieve, delete, and errors', async () => {
+    const created = await request(gw.url)
+      .post('/v1/files')
+      .set(admin())
+      .field('purpose', 'user_data')
+      .attach('file', Buffer.from('hello'), 'hello.txt')
+      .expect(200);
+    conforms('createFile', created);
+    const id = (created.body as { id: string }).id;
+    conforms('listFiles', await request(gw.url).get('/v1/files').set(admin()).expect(200));
+    conforms('retrieveFile', await request(gw.url).get(`/v1/files/${id}`).set(admin()).expect(200));
+    conforms('downloadSharedFile', await request(gw.url).get(`/v1/files/${id}/shared?expires=1&signature=x`).expect(404));
+    conforms('deleteFile', await request(gw.url).delete(`/v1/files/${id}`).set(admin()).expect(200));
+    conforms('retrieveFile', await request(gw.url).get(`/v1/files/${id}`).set(admin()).expect(404));
+    conforms('downloadFile', await request(gw.url).get(`/v1/files/${id}/content`).set(admin()).expect(404));
+    conforms('createFile', await request(gw.url).post('/v1/files').set(admin()).field('purpose', 'nope').attach('file', Buffer.from('x'), 'x.txt').expect(400));
+    conforms('createFile', await request(gw.url).post('/v1/files').set(admin()).send({}).expect(415));
+  });
+
   it('meta endpoints', async () => {
     conforms('getLiveness', await request(gw.url).get('/health/live'));
     conforms('getReadiness', await request(gw.url).get('/health/ready'));

@@ -38,8 +38,14 @@ const OPERATIONS: Record<string, [string, string, 'flat' | 'openai' | 'anthropic
   createCompletion: ['post', '/v1/completions', 'openai', true],
   createMessage: ['post', '/v1/messages', 'anthropic', true],
   listAuditRecords: ['get', '/v1/admin/audit', 'flat', true],
+  createFile: ['post', '/v1/files', 'openai', true],
+  listFiles: ['get', '/v1/files', 'openai', true],
+  retrieveFile: ['get', '/v1/files/{file_id}', 'openai', true],
+  deleteFile: ['delete', '/v1/files/{file_id}', 'openai', true],
+  downloadFile: ['get', '/v1/files/{file_id}/content', 'openai', true],
+  downloadSharedFile: ['get', '/v1/files/{file_id}/shared', 'openai', false],
 };
-const EXTENSIONS = ['getAgentWebhooks', 'cancelRun', 'retryRun', 'triggerWebhook', 'listAuditRecords'];
+const EXTENSIONS = ['getAgentWebhooks', 'cancelRun', 'retryRun', 'triggerWebhook', 'listAuditRecords', 'downloadSharedFile'];
 const ERROR_SCHEMA = { flat: 'FlatError', openai: 'OpenAIError', anthropic: 'AnthropicError' } as const;
 
 interface Operation {

@@ -4,6 +4,7 @@ import type { Store } from '../../src/store/port';
 import { mongodbUrl, openTestStore, type TestStore, type TestStoreDriver } from '../helpers/store';
 import { agentsContract } from './contract/agents';
 import { conversationsContract } from './contract/conversations';
+import { filesContract } from './contract/files';
 import type { StoreHandle } from './contract/fixtures';
 import { identityContract } from './contract/identity';
 import { lifecycleContract } from './contract/lifecycle';
@@ -45,6 +46,7 @@ for (const driver of DRIVERS) {
     recordsContract(handle);
     responsesContract(handle);
     turnsContract(handle, driver);
+    filesContract(handle);
     lifecycleContract(driver);
   });
 }

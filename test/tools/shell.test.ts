@@ -6,6 +6,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import winston from 'winston';
 import { ToolRegistry } from '../../src/tools/registry';
+import { fileShareTools } from '../../src/tools/hosted/file-share';
 import { shellTools } from '../../src/tools/hosted/shell';
 import { ToolFailure } from '../../src/tools/types';
 import { descendantsOf } from '../helpers/wait';
@@ -123,7 +124,7 @@ describe('svc_shell', function () {
       }
     });
 
-    it('a FIFO a command made is refused by svc_file_read and svc_file_write at once, never waited on', async () => {
+    it('a FIFO a command made is refused by svc_file_read, svc_file_write and svc_file_share_with_user at once, never waited on', async () => {
       const ctx = h.ctx('conv-fifo');
       assert.equal(parseShellOutput(await h.sh('mkfifo pipe && echo made', 'conv-fifo')).stdout, 'made');
       const within = <T>(work: Promise<T>): Promise<T> =>
@@ -138,6 +139,11 @@ describe('svc_shell', function () {
           (err: unknown) => err instanceof ToolFailure && /pipe is not a regular file/.test(err.message),
         );
       }
+      const share = fileShareTools(h.deps).tools[0]!;
+      await assert.rejects(
+        within(share.execute({ path: 'pipe' }, ctx)),
+        (err: unknown) => err instanceof ToolFailure && /pipe is not a file/.test(err.message),
+      );
       // Ordinary files still read, replace and append.
       await h.file('svc_file_write').execute({ path: 'plain.txt', content: 'one two' }, ctx);
       await h.file('svc_file_write').execute({ path: 'plain.txt', content: 'three' }, ctx);

@@ -14,6 +14,7 @@ import { historyInput, referencedItemIds, statefulInput } from '../../conversati
 import { beginTurn, type ConversationTurn } from '../../conversations/turn';
 import { mintId, redactResponsesRequest, responsesRequestToCanonical } from '../../formats/responses';
 import { isHostedToolType } from '../../formats/responses/request-tools';
+import { requestBaseUrl } from '../../files/share-link';
 import type { McpApproval, ToolLoopScope } from '../../tools/loop';
 import { GatewayError } from '../../http/errors';
 import { droppedParamsHeader, forwardWireCall, prepareWireCall, requestScope, type WireCodec } from '../../model-call/wire-call';
@@ -247,10 +248,13 @@ function pendingRecord(services: AppServices, principal: Principal, original: Js
  * Where a response's server-side tool calls run: its conversation (a stateless response is a
  * conversation of its own: its own workspace), its caller, and the caller's DLP policy on outputs.
  */
-function toolLoopScope(ctx: RequestContext, conversationId: string, responseId: string): Omit<ToolLoopScope, 'signal'> {
+function toolLoopScope(ctx: RequestContext, trustProxy: boolean, conversationId: string, responseId: string): Omit<ToolLoopScope, 'signal'> {
   const principal = callerOf(ctx);
   const dlp = ctx.dlp;
+  // Links tools hand out (shared files) name the address this request came in on, absent server.publicUrl.
+  const baseUrl = requestBaseUrl(ctx.req, trustProxy);
   return {
+    ...(baseUrl !== null ? { baseUrl } : {}),
     orgId: principal.orgId,
     userId: principal.userId,
     conversationId,
@@ -320,7 +324,14 @@ async function respond(ctx: RequestContext, services: AppServices, body: Json, e
     headers: droppedParamsHeader(call.plan.dropped),
     sink,
     id,
-    ...(loop ? { toolLoop: { ...toolLoopScope(ctx, stateful?.turn.conversation.id ?? id, id), approvals: stateful?.approvals ?? [] } } : {}),
+    ...(loop
+      ? {
+          toolLoop: {
+            ...toolLoopScope(ctx, services.config.server.trustProxy, stateful?.turn.conversation.id ?? id, id),
+            approvals: stateful?.approvals ?? [],
+          },
+        }
+      : {}),
     ...(stateful
       ? { conversationId: stateful.turn.conversation.id }
       : { onFinal: (final: JsonObject) => services.outputItems.remember(ctx.principal?.orgId ?? 'default', final['output']) }),

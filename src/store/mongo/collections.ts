@@ -1,6 +1,6 @@
 // MongoDB documents: one collection per repository, timestamps as BSON dates (converted to ISO strings
 // at the port boundary), _id carrying the record's id (or a composite key where the record has none).
-import type { Collection, Db, OptionalUnlessRequiredId } from 'mongodb';
+import type { Collection, Db, ObjectId, OptionalUnlessRequiredId } from 'mongodb';
 import { MongoServerError } from 'mongodb';
 import type { Permission, Role } from '../../config/types';
 import type {
@@ -200,6 +200,19 @@ export interface SettingDoc {
   value: string;
 }
 
+/** A stored file's record; its bytes are the GridFS file `contentId` of the `file_contents` bucket. */
+export interface StoredFileDoc {
+  _id: string;
+  orgId: string;
+  userId: string | null;
+  filename: string;
+  purpose: string;
+  bytes: number;
+  mediaType: string;
+  createdAt: Date;
+  contentId: ObjectId;
+}
+
 export interface MigrationDoc {
   _id: number;
   name: string;
@@ -222,6 +235,7 @@ export interface Collections {
   audit: Collection<AuditDoc>;
   usage: Collection<UsageDoc>;
   settings: Collection<SettingDoc>;
+  files: Collection<StoredFileDoc>;
   migrations: Collection<MigrationDoc>;
 }
 
@@ -242,6 +256,7 @@ export function collectionsOf(db: Db): Collections {
     audit: db.collection<AuditDoc>('audit_records'),
     usage: db.collection<UsageDoc>('usage_records'),
     settings: db.collection<SettingDoc>('settings'),
+    files: db.collection<StoredFileDoc>('files'),
     migrations: db.collection<MigrationDoc>('schema_migrations'),
   };
 }

@@ -5,14 +5,15 @@ import type { Store } from '../port';
 import { mongoAgents } from './agents-repository';
 import { collectionsOf, date, type Collections } from './collections';
 import { mongoConversations } from './conversations-repository';
+import { mongoFiles } from './files-repository';
 import { composedTurns } from '../composed-turns';
 import { mongoGroups, mongoKeys, mongoOrganizations, mongoSettings, mongoUsers } from './identity-repositories';
 import { mongoAudit, mongoResponses, mongoSteps, mongoUsage } from './records-repositories';
 import { mongoRuns } from './runs-repository';
 
 /** Bumped when the index set below changes; recorded in schema_migrations like the SQL stores. */
-const SCHEMA_VERSION = 2;
-const SCHEMA_NAMES: Record<number, string> = { 1: 'initial indexes', 2: 'response leases and expiry index' };
+const SCHEMA_VERSION = 3;
+const SCHEMA_NAMES: Record<number, string> = { 1: 'initial indexes', 2: 'response leases and expiry index', 3: 'stored files' };
 /** Documents deleted per prune round trip. */
 const PRUNE_BATCH = 1000;
 
@@ -46,6 +47,8 @@ async function createIndexes(c: Collections): Promise<void> {
     c.audit.createIndex({ at: 1 }),
     c.usage.createIndex({ orgId: 1, at: 1 }),
     c.usage.createIndex({ at: 1 }),
+    // Listing an organization's files in creation order (keyset on createdAt, _id).
+    c.files.createIndex({ orgId: 1, createdAt: 1, _id: 1 }),
   ]);
   // Read by nothing since responses expire by expiresAt (absent on a new database: nothing to drop).
   await c.responses.dropIndex('createdAt_1').catch(() => undefined);
@@ -134,6 +137,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
     audit: mongoAudit(c),
     usage: mongoUsage(c),
     settings: mongoSettings(c),
+    files: mongoFiles(db, c),
     async migrate() {
       await createIndexes(c);
     },

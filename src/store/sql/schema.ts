@@ -276,6 +276,27 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE conversations ADD COLUMN summary jsonb, ADD COLUMN context_tokens integer, ADD COLUMN turn_response_id text, ADD COLUMN turn_until timestamptz`,
     ],
   },
+  {
+    // Stored files (POST /v1/files, tool outputs). `content` holds the bytes on PostgreSQL and is NULL
+    // on the embedded store, which keeps them in files under <store.path>/files (files-repository.ts
+    // says why). Listing reads the organization's newest first (keyset on created_at, id).
+    version: 11,
+    name: 'stored files',
+    statements: [
+      `CREATE TABLE files (
+        id text PRIMARY KEY,
+        org_id text NOT NULL,
+        user_id text,
+        filename text NOT NULL,
+        purpose text NOT NULL,
+        bytes bigint NOT NULL,
+        media_type text NOT NULL,
+        created_at timestamptz NOT NULL,
+        content bytea
+      )`,
+      `CREATE INDEX files_org_created ON files (org_id, created_at, id)`,
+    ],
+  },
 ];
 
 /** Applies missing migrations; idempotent and safe from several processes at once. */

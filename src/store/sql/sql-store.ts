@@ -3,6 +3,7 @@ import type { Store } from '../port';
 import { sqlAgents } from './agents-repository';
 import { sqlAudit } from './audit-repository';
 import { sqlConversations } from './conversations-repository';
+import { sqlFiles } from './files-repository';
 import type { SqlDatabase } from './database';
 import { sqlGroups } from './groups-repository';
 import { sqlKeys } from './keys-repository';
@@ -16,7 +17,12 @@ import { sqlSteps } from './steps-repository';
 import { sqlUsage } from './usage-repository';
 import { sqlUsers } from './users-repository';
 
-export function createSqlStore(db: SqlDatabase): Store {
+export interface SqlStoreOptions {
+  /** Keep stored files' bytes in files under this directory instead of the database (the embedded store). */
+  filesDir?: string;
+}
+
+export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): Store {
   let closed: Promise<void> | null = null;
   return {
     driver: db.kind,
@@ -33,6 +39,7 @@ export function createSqlStore(db: SqlDatabase): Store {
     audit: sqlAudit(db),
     usage: sqlUsage(db),
     settings: sqlSettings(db),
+    files: sqlFiles(db, options.filesDir ?? null),
     async migrate() {
       await migrateSql(db);
     },
