@@ -20,6 +20,7 @@ import { assemblePipeline } from './pipeline/assemble';
 import type { Clock } from './pipeline/plugin';
 import { ModelCalls } from './model-call/model-calls';
 import { createCompaction } from './conversations/create-compaction';
+import { DashboardPngRenderer } from './dashboards/png-renderer';
 import { ConfigModelRouter } from './providers/router';
 import type { ModelRouter } from './providers/types';
 import { createRedisProvider, type RedisProvider } from './queue/redis';
@@ -134,6 +135,10 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     runEngine,
     responseStreams,
     outputItems: new OutputItemCache(),
+    dashboardRenderer: new DashboardPngRenderer(
+      { chromiumPath: config.tools.browser.executablePath, timeoutMs: config.tools.dashboards.renderTimeoutMs },
+      deps.logger,
+    ),
     tools,
     readiness: {},
   };
@@ -196,6 +201,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
       await runEngine.queue.close();
       if (!deps.models) await models.close();
       if (ownsRedis) await redis?.close();
+      await services.dashboardRenderer.close();
     },
   };
 }

@@ -9,6 +9,7 @@ import type { Pipeline } from './pipeline/assemble';
 import type { ModelRouter } from './providers/types';
 import type { ModelCalls } from './model-call/model-calls';
 import type { ConversationCompaction } from './conversations/compaction';
+import type { DashboardPngRenderer } from './dashboards/png-renderer';
 import type { RedisProvider } from './queue/redis';
 import type { OutputItemCache } from './responses/output-item-cache';
 import type { ResponseStreams } from './responses/index';
@@ -37,6 +38,8 @@ export interface AppServices {
   readonly responseStreams: ResponseStreams;
   /** Output items of recent stateless translated responses, for item_reference (output-item-cache.ts). */
   readonly outputItems: OutputItemCache;
+  /** Dashboard PNGs through headless Chromium (launched on first use). */
+  readonly dashboardRenderer: DashboardPngRenderer;
   /** Server-side tools: the hosted catalog, workspaces and the tool loop (src/tools/). */
   readonly tools: Tools;
   /** Extra readiness checks by name (e.g. queue), each resolving when its dependency is reachable. */

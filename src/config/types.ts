@@ -229,6 +229,7 @@ export interface ToolsConfig {
   allowHosts: string[];
   shell: ShellToolConfig;
   browser: BrowserToolsConfig;
+  dashboards: DashboardsConfig;
   mcp: McpClientConfig;
 }
 
@@ -265,6 +266,14 @@ export interface FilesConfig {
   maxShareTtlSeconds: number;
   /** Key that signs share links; absent: generated once and kept in the store's settings. */
   shareSecret?: string;
+}
+
+/** svc_dashboard_generate/update and the dashboard pages (config schema `tools.dashboards`). */
+export interface DashboardsConfig {
+  linkTtlSeconds: number;
+  maxDataRows: number;
+  maxDataBytes: number;
+  renderTimeoutMs: number;
 }
 
 export interface GatewayConfig {

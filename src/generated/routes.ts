@@ -3,6 +3,30 @@ import type { RouteSpec } from '../http/route-spec';
 
 export const routes: readonly RouteSpec[] = [
   {
+    "operationId": "addKnowledgeDocument",
+    "method": "post",
+    "template": "/v1/knowledge_stores/{store_id}/documents",
+    "expressPath": "/v1/knowledge_stores/:store_id/documents",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": "addKnowledgeDocument_body",
+    "bodyRequired": true,
+    "multipartBody": false,
+    "paramsValidator": "addKnowledgeDocument_params",
+    "queryValidator": null,
+    "pathParams": [
+      "store_id"
+    ],
+    "auditedParams": [
+      "store_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
     "operationId": "cancelRun",
     "method": "post",
     "template": "/v1/runs/{runId}/cancel",
@@ -84,6 +108,26 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "createKnowledgeStore",
+    "method": "post",
+    "template": "/v1/knowledge_stores",
+    "expressPath": "/v1/knowledge_stores",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": "createKnowledgeStore_body",
+    "bodyRequired": true,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
     "operationId": "createMessage",
     "method": "post",
     "template": "/v1/messages",
@@ -141,6 +185,30 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "deleteDashboard",
+    "method": "delete",
+    "template": "/v1/dashboards/{dashboard_id}",
+    "expressPath": "/v1/dashboards/:dashboard_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "deleteDashboard_params",
+    "queryValidator": null,
+    "pathParams": [
+      "dashboard_id"
+    ],
+    "auditedParams": [
+      "dashboard_id"
+    ],
+    "streams": false,
+    "tags": [
+      "dashboards",
+      "extension"
+    ]
+  },
+  {
     "operationId": "deleteFile",
     "method": "delete",
     "template": "/v1/files/{file_id}",
@@ -161,6 +229,56 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "files"
+    ]
+  },
+  {
+    "operationId": "deleteKnowledgeDocument",
+    "method": "delete",
+    "template": "/v1/knowledge_stores/{store_id}/documents/{document_id}",
+    "expressPath": "/v1/knowledge_stores/:store_id/documents/:document_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "deleteKnowledgeDocument_params",
+    "queryValidator": null,
+    "pathParams": [
+      "store_id",
+      "document_id"
+    ],
+    "auditedParams": [
+      "store_id",
+      "document_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "deleteKnowledgeStore",
+    "method": "delete",
+    "template": "/v1/knowledge_stores/{store_id}",
+    "expressPath": "/v1/knowledge_stores/:store_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "deleteKnowledgeStore_params",
+    "queryValidator": null,
+    "pathParams": [
+      "store_id"
+    ],
+    "auditedParams": [
+      "store_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
     ]
   },
   {
@@ -297,6 +415,104 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "meta"
+    ]
+  },
+  {
+    "operationId": "getDashboard",
+    "method": "get",
+    "template": "/v1/dashboards/{dashboard_id}",
+    "expressPath": "/v1/dashboards/:dashboard_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "getDashboard_params",
+    "queryValidator": null,
+    "pathParams": [
+      "dashboard_id"
+    ],
+    "auditedParams": [
+      "dashboard_id"
+    ],
+    "streams": false,
+    "tags": [
+      "dashboards",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "getDashboardAsset",
+    "method": "get",
+    "template": "/v1/dashboard_assets/{asset}",
+    "expressPath": "/v1/dashboard_assets/:asset",
+    "family": "openai",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "getDashboardAsset_params",
+    "queryValidator": null,
+    "pathParams": [
+      "asset"
+    ],
+    "auditedParams": [
+      "asset"
+    ],
+    "streams": false,
+    "tags": [
+      "dashboards",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "getKnowledgeDocument",
+    "method": "get",
+    "template": "/v1/knowledge_stores/{store_id}/documents/{document_id}",
+    "expressPath": "/v1/knowledge_stores/:store_id/documents/:document_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "getKnowledgeDocument_params",
+    "queryValidator": null,
+    "pathParams": [
+      "store_id",
+      "document_id"
+    ],
+    "auditedParams": [
+      "store_id",
+      "document_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "getKnowledgeStore",
+    "method": "get",
+    "template": "/v1/knowledge_stores/{store_id}",
+    "expressPath": "/v1/knowledge_stores/:store_id",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "getKnowledgeStore_params",
+    "queryValidator": null,
+    "pathParams": [
+      "store_id"
+    ],
+    "auditedParams": [
+      "store_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
     ]
   },
   {
@@ -507,6 +723,26 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "listDashboards",
+    "method": "get",
+    "template": "/v1/dashboards",
+    "expressPath": "/v1/dashboards",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": "listDashboards_query",
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "dashboards",
+      "extension"
+    ]
+  },
+  {
     "operationId": "listFiles",
     "method": "get",
     "template": "/v1/files",
@@ -523,6 +759,50 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "files"
+    ]
+  },
+  {
+    "operationId": "listKnowledgeDocuments",
+    "method": "get",
+    "template": "/v1/knowledge_stores/{store_id}/documents",
+    "expressPath": "/v1/knowledge_stores/:store_id/documents",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "listKnowledgeDocuments_params",
+    "queryValidator": "listKnowledgeDocuments_query",
+    "pathParams": [
+      "store_id"
+    ],
+    "auditedParams": [
+      "store_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "listKnowledgeStores",
+    "method": "get",
+    "template": "/v1/knowledge_stores",
+    "expressPath": "/v1/knowledge_stores",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
     ]
   },
   {
@@ -638,6 +918,30 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "searchKnowledgeStore",
+    "method": "post",
+    "template": "/v1/knowledge_stores/{store_id}/search",
+    "expressPath": "/v1/knowledge_stores/:store_id/search",
+    "family": "openai",
+    "authenticated": true,
+    "bodyValidator": "searchKnowledgeStore_body",
+    "bodyRequired": true,
+    "multipartBody": false,
+    "paramsValidator": "searchKnowledgeStore_params",
+    "queryValidator": null,
+    "pathParams": [
+      "store_id"
+    ],
+    "auditedParams": [
+      "store_id"
+    ],
+    "streams": false,
+    "tags": [
+      "knowledge",
+      "extension"
+    ]
+  },
+  {
     "operationId": "triggerWebhook",
     "method": "post",
     "template": "/v1/webhooks/{token}",
@@ -656,6 +960,30 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "runs",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "viewDashboard",
+    "method": "get",
+    "template": "/v1/dashboards/{dashboard_id}/view",
+    "expressPath": "/v1/dashboards/:dashboard_id/view",
+    "family": "openai",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "viewDashboard_params",
+    "queryValidator": "viewDashboard_query",
+    "pathParams": [
+      "dashboard_id"
+    ],
+    "auditedParams": [
+      "dashboard_id"
+    ],
+    "streams": false,
+    "tags": [
+      "dashboards",
       "extension"
     ]
   }

@@ -3,7 +3,9 @@
 import { adminHandlers } from './admin/index';
 import { agentHandlers } from './agents/index';
 import { fileHandlers } from './files/index';
+import { dashboardHandlers } from './dashboards/index';
 import { gatewayHandlers } from './gateway/index';
+import { knowledgeHandlers } from './knowledge/index';
 import { getApiReference, getApiReferenceAsset, getOpenApiDocument } from './meta/docs';
 import { getLiveness, getMetrics, getReadiness } from './meta/health';
 import { listModels } from './models/list-models';
@@ -26,4 +28,6 @@ export const handlers: Readonly<Record<string, Handler>> = {
   ...gatewayHandlers,
   ...adminHandlers,
   ...fileHandlers,
+  ...knowledgeHandlers,
+  ...dashboardHandlers,
 };

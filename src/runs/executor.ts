@@ -369,7 +369,7 @@ export class RunExecutor {
     const plan = await loop.prepare(request, scope);
     ctx.stream?.offer((name, callId) => plan.serverTools(name, callId));
     const out: { lastResponse?: ModelResponse } = {};
-    const parts = loop.run(plan, (turn) => this.turnParts(ctx, turn), scope, out);
+    const parts = loop.run(plan, (turn) => this.turnParts(ctx, turn, ctx.stream !== null), scope, out);
     for await (const part of ctx.stream ? ctx.stream.tap(parts) : parts) {
       if (part.type === 'error') throw part.error;
     }
@@ -423,10 +423,13 @@ export class RunExecutor {
   }
 
   /**
-   * One model turn of a step as parts, metered to the run. The lease is extended through a fenced
-   * write first (see call()).
+   * One model call of this execution as parts, metered to the run; streamed from the upstream when
+   * `streamed` (a run started through the Responses interface shows its turns as they come). The
+   * lease is extended through a fenced write first: an execution whose lease was taken over (it
+   * stalled past the lease) stops here instead of asking the model a second time beside the
+   * execution that took over.
    */
-  private async *turnParts(ctx: Ctx, request: ModelRequest): AsyncGenerator<StreamPart> {
+  private async *turnParts(ctx: Ctx, request: ModelRequest, streamed: boolean): AsyncGenerator<StreamPart> {
     ctx.signal.throwIfAborted();
     if (!(await this.extendLease(ctx.fence))) throw new RunStopped('lease_lost');
     ctx.signal.throwIfAborted();
@@ -438,7 +441,7 @@ export class RunExecutor {
       meter: (resolved: ResolvedModel) => (meter = new RunMeter(this.deps, ctx.run, resolved, ctx.signal)),
     };
     try {
-      if (!ctx.stream) {
+      if (!streamed) {
         yield* responseToParts(await this.deps.modelCalls.generate(scope, request));
         return;
       }
@@ -467,37 +470,8 @@ export class RunExecutor {
     }
   }
 
-  /**
-   * One model call of this execution, metered to the run. The lease is extended through a fenced write
-   * first: an execution whose lease was taken over (it stalled past the lease) stops here instead of
-   * asking the model a second time beside the execution that took over.
-   */
-  private async call(ctx: Ctx, request: ModelRequest, stream: RunResponseStream | null = null): Promise<ModelResponse> {
-    ctx.signal.throwIfAborted();
-    if (!(await this.extendLease(ctx.fence))) throw new RunStopped('lease_lost');
-    ctx.signal.throwIfAborted();
-    let meter: RunMeter | null = null;
-    const scope = {
-      orgId: ctx.run.orgId,
-      signal: ctx.signal,
-      requestId: ctx.run.id,
-      meter: (resolved: ResolvedModel) => (meter = new RunMeter(this.deps, ctx.run, resolved, ctx.signal)),
-    };
-    try {
-      if (!stream) return await this.deps.modelCalls.generate(scope, request);
-      // A run's Responses stream: the call is streamed and its parts written as they come.
-      const plan = this.deps.modelCalls.plan(scope, request);
-      try {
-        const response = await assembleResponse(stream.tap(this.deps.modelCalls.stream(scope, request, plan)));
-        plan.meter.finish('ok');
-        return response;
-      } catch (err) {
-        plan.meter.fail(err);
-        throw err;
-      }
-    } finally {
-      // The usage record is written before the step goes on (what it cost is on record when it ends).
-      await (meter as RunMeter | null)?.written();
-    }
+  /** One whole model call of this execution (the judge's), metered to the run (see turnParts). */
+  private call(ctx: Ctx, request: ModelRequest): Promise<ModelResponse> {
+    return assembleResponse(this.turnParts(ctx, request, false));
   }
 }

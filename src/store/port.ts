@@ -36,6 +36,16 @@ import type {
   VisibleAgent,
   VisibleRun,
 } from './types';
+import type {
+  DashboardPatch,
+  DashboardRecord,
+  DashboardSummary,
+  KnowledgeDocumentRecord,
+  KnowledgeDocumentSummary,
+  KnowledgeSearchHit,
+  KnowledgeStoreRecord,
+  KnowledgeStoreView,
+} from './tool-records';
 
 export interface OrganizationRepository {
   upsert(org: Omit<OrganizationRecord, 'updatedAt'>): Promise<void>;
@@ -335,6 +345,51 @@ export interface FileRepository {
   deleteVisible(viewer: FileViewer, id: string): Promise<boolean>;
 }
 
+/**
+ * An organization's knowledge stores and their documents, searched by relevance (SQL: PostgreSQL full
+ * text, a GIN-indexed tsvector of title and text; MongoDB: a text index). Every method takes the
+ * organization: another organization's stores and documents are absent.
+ */
+export interface KnowledgeRepository {
+  /** Inserts the store; false (nothing written) when the organization already has a store of that name. */
+  createStore(store: KnowledgeStoreRecord): Promise<boolean>;
+  getStore(orgId: string, storeId: string): Promise<KnowledgeStoreView | null>;
+  getStoreByName(orgId: string, name: string): Promise<KnowledgeStoreView | null>;
+  /** The organization's stores by name. */
+  listStores(orgId: string): Promise<KnowledgeStoreView[]>;
+  /** Deletes the store with its documents; false when there was no such store. */
+  deleteStore(orgId: string, storeId: string): Promise<boolean>;
+  /** Adds a document to an existing store of the organization; false (nothing kept) when there is no such store. */
+  addDocument(document: KnowledgeDocumentRecord): Promise<boolean>;
+  getDocument(orgId: string, storeId: string, documentId: string): Promise<KnowledgeDocumentRecord | null>;
+  /** Oldest first by (createdAt, id), after the document `after` (exclusive) when given, at most `limit`. */
+  listDocuments(orgId: string, storeId: string, options: { after?: string; limit: number }): Promise<KnowledgeDocumentSummary[]>;
+  deleteDocument(orgId: string, storeId: string, documentId: string): Promise<boolean>;
+  /**
+   * The documents of the given stores of the organization that match `query` (web-search syntax:
+   * words, "quoted phrases", -excluded words), best first, at most `limit`, each with a snippet.
+   */
+  search(orgId: string, storeIds: readonly string[], query: string, limit: number): Promise<KnowledgeSearchHit[]>;
+}
+
+/** Dashboards made by svc_dashboard_generate, per organization. */
+export interface DashboardRepository {
+  create(dashboard: DashboardRecord): Promise<void>;
+  /** System access (a signed link names the dashboard alone). */
+  get(id: string): Promise<DashboardRecord | null>;
+  /** The organization's dashboard, else null. */
+  getInOrg(orgId: string, id: string): Promise<DashboardRecord | null>;
+  /** The organization's dashboards, most recently updated first, at most `limit`. */
+  listByOrg(orgId: string, limit: number): Promise<DashboardSummary[]>;
+  /**
+   * Compare-and-set: applies the patch only while the dashboard's version is `whenVersion`, then
+   * increments the version and sets updatedAt to `at`. Returns the updated dashboard, or null (no such
+   * dashboard in the organization, or another update came first).
+   */
+  update(orgId: string, id: string, patch: DashboardPatch, whenVersion: number, at: string): Promise<DashboardRecord | null>;
+  delete(orgId: string, id: string): Promise<boolean>;
+}
+
 export interface Store {
   readonly driver: 'embedded' | 'postgres' | 'mongodb';
   readonly organizations: OrganizationRepository;
@@ -351,6 +406,8 @@ export interface Store {
   readonly usage: UsageRepository;
   readonly settings: SettingsRepository;
   readonly files: FileRepository;
+  readonly knowledge: KnowledgeRepository;
+  readonly dashboards: DashboardRepository;
   /** Creates or migrates schema and indexes; idempotent, safe to run from several processes at once. */
   migrate(): Promise<void>;
   /** Cheap round trip for readiness. */

@@ -2,9 +2,19 @@
 // organization switched off). A folder under src/tools/hosted/ exports one HostedToolFactory.
 import type { HostedToolFactory } from './types';
 import { browserTools } from './hosted/browser';
+import { dashboardTools } from './hosted/dashboards';
 import { fileShareTools } from './hosted/file-share';
 import { workspaceFileTools } from './hosted/files';
+import { knowledgeStoreTools } from './hosted/knowledge';
 import { shellTools } from './hosted/shell';
 import { storedFileTools } from './hosted/stored-files';
 
-export const HOSTED_TOOL_FACTORIES: readonly HostedToolFactory[] = [shellTools, workspaceFileTools, storedFileTools, fileShareTools, browserTools];
+export const HOSTED_TOOL_FACTORIES: readonly HostedToolFactory[] = [
+  shellTools,
+  workspaceFileTools,
+  storedFileTools,
+  fileShareTools,
+  browserTools,
+  dashboardTools,
+  knowledgeStoreTools,
+];

@@ -188,6 +188,59 @@ describe('responses conform to the OpenAPI document', function () {
     conforms('listAuditRecords', await request(gw.url).get('/v1/admin/audit').set(gw.auth('member')));
   });
 
+  it('knowledge stores: create, list, fetch, documents, search, delete, and errors', async () => {
+    const created = await request(gw.url).post('/v1/knowledge_stores').set(admin()).send({ name: 'Conformance', description: 'Docs' });
+    conforms('createKnowledgeStore', created);
+    const id = created.body.id as string;
+    conforms('createKnowledgeStore', await request(gw.url).post('/v1/knowledge_stores').set(admin()).send({ name: 'Conformance' }));
+    conforms('createKnowledgeStore', await request(gw.url).post('/v1/knowledge_stores').set(admin()).send({}));
+    conforms('listKnowledgeStores', await request(gw.url).get('/v1/knowledge_stores').set(admin()));
+    conforms('getKnowledgeStore', await request(gw.url).get(`/v1/knowledge_stores/${id}`).set(admin()));
+    conforms('getKnowledgeStore', await request(gw.url).get(`/v1/knowledge_stores/${id}`).set(gw.auth('outsider')));
+    const doc = await request(gw.url)
+      .post(`/v1/knowledge_stores/${id}/documents`)
+      .set(admin())
+      .send({ title: 'Guide', text: 'How to file expenses.', source: 'guide.md', metadata: { team: 'finance', pages: 2 } });
+    conforms('addKnowledgeDocument', doc);
+    conforms('addKnowledgeDocument', await request(gw.url).post(`/v1/knowledge_stores/${id}/documents`).set(admin()).send({ title: 'No text' }));
+    conforms('listKnowledgeDocuments', await request(gw.url).get(`/v1/knowledge_stores/${id}/documents?limit=1`).set(admin()));
+    conforms('getKnowledgeDocument', await request(gw.url).get(`/v1/knowledge_stores/${id}/documents/${doc.body.id}`).set(admin()));
+    conforms('searchKnowledgeStore', await request(gw.url).post(`/v1/knowledge_stores/${id}/search`).set(admin()).send({ query: 'expenses' }));
+    conforms('deleteKnowledgeDocument', await request(gw.url).delete(`/v1/knowledge_stores/${id}/documents/${doc.body.id}`).set(admin()));
+    conforms('deleteKnowledgeDocument', await request(gw.url).delete(`/v1/knowledge_stores/${id}/documents/${doc.body.id}`).set(admin()));
+    conforms('deleteKnowledgeStore', await request(gw.url).delete(`/v1/knowledge_stores/${id}`).set(admin()));
+    conforms('deleteKnowledgeStore', await request(gw.url).delete(`/v1/knowledge_stores/${id}`).set(admin()));
+  });
+
+  it('dashboards: list, fetch, spec through a signed link, delete, and errors', async () => {
+    const at = new Date().toISOString();
+    const id = `dash_${'c'.repeat(32)}`;
+    const spec = { mark: 'bar', encoding: { x: { field: 'a', type: 'nominal' } } };
+    await gw.store.dashboards.create({
+      id,
+      orgId: 'acme',
+      title: 'Conformance',
+      spec,
+      data: [{ a: 'x' }],
+      version: 1,
+      createdBy: 'u-admin',
+      conversationId: null,
+      createdAt: at,
+      updatedAt: at,
+    });
+    conforms('listDashboards', await request(gw.url).get('/v1/dashboards').set(admin()));
+    const fetched = await request(gw.url).get(`/v1/dashboards/${id}`).set(admin());
+    conforms('getDashboard', fetched);
+    conforms('getDashboard', await request(gw.url).get(`/v1/dashboards/${id}`).set(gw.auth('outsider')));
+    const link = new URL(fetched.body.url as string);
+    conforms('viewDashboard', await request(gw.url).get(`${link.pathname}${link.search}&format=json`));
+    conforms('viewDashboard', await request(gw.url).get(`${link.pathname}?expires=1&signature=${'A'.repeat(43)}`));
+    conforms('viewDashboard', await request(gw.url).get(`${link.pathname}?expires=1`));
+    conforms('getDashboardAsset', await request(gw.url).get('/v1/dashboard_assets/nope.js'));
+    conforms('deleteDashboard', await request(gw.url).delete(`/v1/dashboards/${id}`).set(admin()));
+    conforms('deleteDashboard', await request(gw.url).delete(`/v1/dashboards/${id}`).set(admin()));
+  });
+
   it('chat completions, JSON and streamed', async () => {
     const body = { model: 'demo', messages: [{ role: 'user', content: 'Hello' }] };
     const res = await request(gw.url).post('/v1/chat/completions').set(admin()).send(body);

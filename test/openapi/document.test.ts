@@ -44,8 +44,23 @@ const OPERATIONS: Record<string, [string, string, 'flat' | 'openai' | 'anthropic
   deleteFile: ['delete', '/v1/files/{file_id}', 'openai', true],
   downloadFile: ['get', '/v1/files/{file_id}/content', 'openai', true],
   downloadSharedFile: ['get', '/v1/files/{file_id}/shared', 'openai', false],
+  createKnowledgeStore: ['post', '/v1/knowledge_stores', 'openai', true],
+  listKnowledgeStores: ['get', '/v1/knowledge_stores', 'openai', true],
+  getKnowledgeStore: ['get', '/v1/knowledge_stores/{store_id}', 'openai', true],
+  deleteKnowledgeStore: ['delete', '/v1/knowledge_stores/{store_id}', 'openai', true],
+  addKnowledgeDocument: ['post', '/v1/knowledge_stores/{store_id}/documents', 'openai', true],
+  listKnowledgeDocuments: ['get', '/v1/knowledge_stores/{store_id}/documents', 'openai', true],
+  getKnowledgeDocument: ['get', '/v1/knowledge_stores/{store_id}/documents/{document_id}', 'openai', true],
+  deleteKnowledgeDocument: ['delete', '/v1/knowledge_stores/{store_id}/documents/{document_id}', 'openai', true],
+  searchKnowledgeStore: ['post', '/v1/knowledge_stores/{store_id}/search', 'openai', true],
+  listDashboards: ['get', '/v1/dashboards', 'openai', true],
+  getDashboard: ['get', '/v1/dashboards/{dashboard_id}', 'openai', true],
+  deleteDashboard: ['delete', '/v1/dashboards/{dashboard_id}', 'openai', true],
+  viewDashboard: ['get', '/v1/dashboards/{dashboard_id}/view', 'openai', false],
+  getDashboardAsset: ['get', '/v1/dashboard_assets/{asset}', 'openai', false],
 };
-const EXTENSIONS = ['getAgentWebhooks', 'cancelRun', 'retryRun', 'triggerWebhook', 'listAuditRecords', 'downloadSharedFile'];
+const KNOWLEDGE_AND_DASHBOARDS = Object.keys(OPERATIONS).filter((id) => /Knowledge|Dashboard/.test(id));
+const EXTENSIONS = ['getAgentWebhooks', 'cancelRun', 'retryRun', 'triggerWebhook', 'listAuditRecords', 'downloadSharedFile', ...KNOWLEDGE_AND_DASHBOARDS];
 const ERROR_SCHEMA = { flat: 'FlatError', openai: 'OpenAIError', anthropic: 'AnthropicError' } as const;
 
 interface Operation {

@@ -5,8 +5,10 @@ import { mongodbUrl, openTestStore, type TestStore, type TestStoreDriver } from 
 import { agentsContract } from './contract/agents';
 import { conversationsContract } from './contract/conversations';
 import { filesContract } from './contract/files';
+import { dashboardsContract } from './contract/dashboards';
 import type { StoreHandle } from './contract/fixtures';
 import { identityContract } from './contract/identity';
+import { knowledgeContract } from './contract/knowledge';
 import { lifecycleContract } from './contract/lifecycle';
 import { recordsContract } from './contract/records';
 import { responsesContract } from './contract/responses';
@@ -47,6 +49,8 @@ for (const driver of DRIVERS) {
     responsesContract(handle);
     turnsContract(handle, driver);
     filesContract(handle);
+    knowledgeContract(handle);
+    dashboardsContract(handle);
     lifecycleContract(driver);
   });
 }

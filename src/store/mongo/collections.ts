@@ -15,6 +15,7 @@ import type {
   RunTrigger,
   StepResult,
 } from '../types';
+import type { DocumentMetadata } from '../tool-records';
 
 export interface OrganizationDoc {
   _id: string;
@@ -213,6 +214,44 @@ export interface StoredFileDoc {
   contentId: ObjectId;
 }
 
+export interface KnowledgeStoreDoc {
+  _id: string;
+  orgId: string;
+  name: string;
+  description: string | null;
+  createdBy: string | null;
+  createdAt: Date;
+}
+
+export interface KnowledgeDocumentDoc {
+  _id: string;
+  orgId: string;
+  storeId: string;
+  title: string;
+  source: string | null;
+  metadata: DocumentMetadata;
+  text: string;
+  textLength: number;
+  createdAt: Date;
+}
+
+export interface DashboardDoc {
+  _id: string;
+  orgId: string;
+  title: string;
+  /**
+   * The spec and data as JSON text: their keys are the caller's (a CSV header such as `$amount` or
+   * `price.usd`), which MongoDB restricts in field names, and the store never queries inside them.
+   */
+  specJson: string;
+  dataJson: string;
+  version: number;
+  createdBy: string | null;
+  conversationId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 export interface MigrationDoc {
   _id: number;
   name: string;
@@ -236,6 +275,9 @@ export interface Collections {
   usage: Collection<UsageDoc>;
   settings: Collection<SettingDoc>;
   files: Collection<StoredFileDoc>;
+  knowledgeStores: Collection<KnowledgeStoreDoc>;
+  knowledgeDocuments: Collection<KnowledgeDocumentDoc>;
+  dashboards: Collection<DashboardDoc>;
   migrations: Collection<MigrationDoc>;
 }
 
@@ -257,6 +299,9 @@ export function collectionsOf(db: Db): Collections {
     usage: db.collection<UsageDoc>('usage_records'),
     settings: db.collection<SettingDoc>('settings'),
     files: db.collection<StoredFileDoc>('files'),
+    knowledgeStores: db.collection<KnowledgeStoreDoc>('knowledge_stores'),
+    knowledgeDocuments: db.collection<KnowledgeDocumentDoc>('knowledge_documents'),
+    dashboards: db.collection<DashboardDoc>('dashboards'),
     migrations: db.collection<MigrationDoc>('schema_migrations'),
   };
 }

@@ -3,6 +3,8 @@
 import { MongoClient } from 'mongodb';
 import type { Store } from '../port';
 import { mongoAgents } from './agents-repository';
+import { mongoDashboards } from './dashboards-repository';
+import { mongoKnowledge } from './knowledge-repository';
 import { collectionsOf, date, type Collections } from './collections';
 import { mongoConversations } from './conversations-repository';
 import { mongoFiles } from './files-repository';
@@ -12,8 +14,13 @@ import { mongoAudit, mongoResponses, mongoSteps, mongoUsage } from './records-re
 import { mongoRuns } from './runs-repository';
 
 /** Bumped when the index set below changes; recorded in schema_migrations like the SQL stores. */
-const SCHEMA_VERSION = 3;
-const SCHEMA_NAMES: Record<number, string> = { 1: 'initial indexes', 2: 'response leases and expiry index', 3: 'stored files' };
+const SCHEMA_VERSION = 4;
+const SCHEMA_NAMES: Record<number, string> = {
+  1: 'initial indexes',
+  2: 'response leases and expiry index',
+  3: 'stored files',
+  4: 'knowledge stores and dashboards',
+};
 /** Documents deleted per prune round trip. */
 const PRUNE_BATCH = 1000;
 
@@ -49,6 +56,16 @@ async function createIndexes(c: Collections): Promise<void> {
     c.usage.createIndex({ at: 1 }),
     // Listing an organization's files in creation order (keyset on createdAt, _id).
     c.files.createIndex({ orgId: 1, createdAt: 1, _id: 1 }),
+    // Knowledge stores (see the SQL schema's migration 12): names unique per organization, documents
+    // listed per store in insertion order, and the one text index a collection may have, title
+    // weighted above text, English stemming like the SQL stores' tsvector.
+    c.knowledgeStores.createIndex({ orgId: 1, name: 1 }, { unique: true }),
+    c.knowledgeDocuments.createIndex({ storeId: 1, createdAt: 1, _id: 1 }),
+    c.knowledgeDocuments.createIndex(
+      { title: 'text', text: 'text' },
+      { weights: { title: 4, text: 1 }, default_language: 'english', name: 'knowledge_documents_text' },
+    ),
+    c.dashboards.createIndex({ orgId: 1, updatedAt: -1, _id: 1 }),
   ]);
   // Read by nothing since responses expire by expiresAt (absent on a new database: nothing to drop).
   await c.responses.dropIndex('createdAt_1').catch(() => undefined);
@@ -138,6 +155,8 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
     usage: mongoUsage(c),
     settings: mongoSettings(c),
     files: mongoFiles(db, c),
+    knowledge: mongoKnowledge(c),
+    dashboards: mongoDashboards(c),
     async migrate() {
       await createIndexes(c);
     },

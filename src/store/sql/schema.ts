@@ -297,6 +297,53 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX files_org_created ON files (org_id, created_at, id)`,
     ],
   },
+  {
+    // Knowledge stores (svc_knowledge_store_search): documents searched with PostgreSQL full text, the
+    // same SQL on the embedded database and a server. The tsvector is a stored generated column (title
+    // weighted above text, English stemming) under a GIN index: computed once per document, not per
+    // search. Dashboards (svc_dashboard_generate/update): the spec and its data, versioned by a counter.
+    version: 12,
+    name: 'knowledge stores and dashboards',
+    statements: [
+      `CREATE TABLE knowledge_stores (
+        id text PRIMARY KEY,
+        org_id text NOT NULL,
+        name text NOT NULL,
+        description text,
+        created_by text,
+        created_at timestamptz NOT NULL
+      )`,
+      `CREATE UNIQUE INDEX knowledge_stores_org_name ON knowledge_stores (org_id, name)`,
+      `CREATE TABLE knowledge_documents (
+        id text PRIMARY KEY,
+        org_id text NOT NULL,
+        store_id text NOT NULL REFERENCES knowledge_stores (id) ON DELETE CASCADE,
+        title text NOT NULL,
+        source text,
+        metadata jsonb NOT NULL,
+        text text NOT NULL,
+        created_at timestamptz NOT NULL,
+        search_vector tsvector GENERATED ALWAYS AS (
+          setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', text), 'B')
+        ) STORED
+      )`,
+      `CREATE INDEX knowledge_documents_store ON knowledge_documents (store_id, created_at, id)`,
+      `CREATE INDEX knowledge_documents_search ON knowledge_documents USING gin (search_vector)`,
+      `CREATE TABLE dashboards (
+        id text PRIMARY KEY,
+        org_id text NOT NULL,
+        title text NOT NULL,
+        spec jsonb NOT NULL,
+        data jsonb NOT NULL,
+        version integer NOT NULL,
+        created_by text,
+        conversation_id text,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL
+      )`,
+      `CREATE INDEX dashboards_org_updated ON dashboards (org_id, updated_at DESC, id)`,
+    ],
+  },
 ];
 
 /** Applies missing migrations; idempotent and safe from several processes at once. */

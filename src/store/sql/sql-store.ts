@@ -5,8 +5,10 @@ import { sqlAudit } from './audit-repository';
 import { sqlConversations } from './conversations-repository';
 import { sqlFiles } from './files-repository';
 import type { SqlDatabase } from './database';
+import { sqlDashboards } from './dashboards-repository';
 import { sqlGroups } from './groups-repository';
 import { sqlKeys } from './keys-repository';
+import { sqlKnowledge } from './knowledge-repository';
 import { sqlOrganizations } from './organizations-repository';
 import { sqlResponses } from './responses-repository';
 import { sqlRuns } from './runs-repository';
@@ -40,6 +42,8 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
     usage: sqlUsage(db),
     settings: sqlSettings(db),
     files: sqlFiles(db, options.filesDir ?? null),
+    knowledge: sqlKnowledge(db),
+    dashboards: sqlDashboards(db),
     async migrate() {
       await migrateSql(db);
     },
