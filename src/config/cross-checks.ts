@@ -7,6 +7,7 @@
 import { CronExpressionParser } from 'cron-parser';
 import { dlpPatternProblem } from './dlp-pattern';
 import { oneOf, type ConfigProblem } from './problems';
+import { egressProfileUrls, webSearchSettings } from './tool-checks';
 
 type Node = Record<string, unknown>;
 
@@ -287,5 +288,7 @@ export const CONFIG_CHECKS: readonly ConfigCheck[] = [
   cronSchedules,
   organizationMembers,
   dlpCustomPatterns,
+  egressProfileUrls,
+  webSearchSettings,
   fileShareLifetimes,
 ];

@@ -125,10 +125,32 @@ export interface UserConfig {
   keys: string[];
 }
 
+/** A named egress profile (svc_vpn_connect): a proxy the conversation's web tools go out through. */
+export interface EgressProfileConfig {
+  /** http://, https://, socks5:// or socks5h://, with user:password@ when the proxy wants them: a secret. */
+  url: string;
+  description?: string;
+}
+
+export type WebSearchProvider = 'searxng' | 'brave' | 'tavily';
+
+/** svc_web_search's search API for an organization. */
+export interface WebSearchConfig {
+  provider: WebSearchProvider;
+  /** Base URL; required for searxng, defaults to the public API for brave and tavily. */
+  url?: string;
+  apiKey?: string;
+  timeoutMs: number;
+}
+
 /** An organization's server-side tools. */
 export interface OrganizationToolsConfig {
   /** Hosted tools switched off for this organization. */
   disabled: string[];
+  /** Egress profiles by name (svc_vpn_connect). */
+  egressProfiles: Record<string, EgressProfileConfig>;
+  /** Absent: svc_web_search fails saying it is not configured. */
+  webSearch?: WebSearchConfig;
 }
 
 export interface OrganizationConfig {
@@ -228,6 +250,8 @@ export interface ToolsConfig {
   /** Hosts request- and tool-supplied URLs may reach past the SSRF guard. */
   allowHosts: string[];
   shell: ShellToolConfig;
+  /** svc_web_download's limits. */
+  webDownload: { maxBytes: number; timeoutMs: number };
   browser: BrowserToolsConfig;
   dashboards: DashboardsConfig;
   mcp: McpClientConfig;

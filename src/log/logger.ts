@@ -38,6 +38,8 @@ const ALLOWED_FIELDS = new Set([
   'plugin',
   'version',
   'path',
+  // A hosted tool's egress profile: its name (the proxy URL it stands for is never logged).
+  'profile',
 ]);
 
 const allowlist = winston.format((info) => {

@@ -326,6 +326,22 @@ export interface SettingsRepository {
 }
 
 /**
+ * Small per-conversation values of hosted tools (the egress profile svc_vpn_connect chose, …), keyed by
+ * (organization, conversation, key): read by every process, kept across restarts. A value is the tool's
+ * own text (JSON when it needs structure); never a secret (the egress choice is a profile name, the
+ * proxy URL stays in the configuration).
+ */
+export interface ToolStateRepository {
+  get(orgId: string, conversationId: string, key: string): Promise<string | null>;
+  /** Creates or replaces the value (last writer wins). */
+  set(orgId: string, conversationId: string, key: string, value: string, updatedAt: string): Promise<void>;
+  /** Removes one value; true when there was one. */
+  delete(orgId: string, conversationId: string, key: string): Promise<boolean>;
+  /** Removes a conversation's values (every key, or only `key`), whatever the organization: the conversation went. */
+  forget(conversationId: string, key?: string): Promise<number>;
+}
+
+/**
  * Stored files (POST /v1/files and tool outputs): the record in the store, the bytes where the backend
  * keeps them (PostgreSQL: a bytea column; the embedded store: a file under <store.path>/files, so they
  * never pass through the embedded database's WebAssembly memory; MongoDB: GridFS).
@@ -405,6 +421,7 @@ export interface Store {
   readonly audit: AuditRepository;
   readonly usage: UsageRepository;
   readonly settings: SettingsRepository;
+  readonly toolState: ToolStateRepository;
   readonly files: FileRepository;
   readonly knowledge: KnowledgeRepository;
   readonly dashboards: DashboardRepository;
@@ -415,7 +432,9 @@ export interface Store {
   /**
    * Deletes finished runs (with their verdicts and conversation) and audit/usage records older than
    * `before`, and the Responses conversations idle since before it (created before it, no item since,
-   * no turn in progress) with their items. Responses carry their own expiry: responses.prune.
+   * no turn in progress) with their items, and tool state not written since `before` whose conversation
+   * is gone (or never was a stored one: a stateless response's scope). Responses carry their own
+   * expiry: responses.prune.
    */
   prune(before: string): Promise<{ runs: number; conversations: number }>;
   close(): Promise<void>;

@@ -8,12 +8,18 @@ import { workspaceFileTools } from './hosted/files';
 import { knowledgeStoreTools } from './hosted/knowledge';
 import { shellTools } from './hosted/shell';
 import { storedFileTools } from './hosted/stored-files';
+import { vpnTools } from './hosted/vpn';
+import { webDownloadTool } from './hosted/web-download';
+import { webSearchTool } from './hosted/web-search';
 
 export const HOSTED_TOOL_FACTORIES: readonly HostedToolFactory[] = [
   shellTools,
   workspaceFileTools,
   storedFileTools,
   fileShareTools,
+  webSearchTool,
+  webDownloadTool,
+  vpnTools,
   browserTools,
   dashboardTools,
   knowledgeStoreTools,

@@ -7,10 +7,11 @@ import type { GatewayConfig } from '../config/types';
 import type { Metrics } from '../log/metrics';
 import type { Store } from '../store/port';
 import { HOSTED_TOOL_FACTORIES } from './catalog';
+import { ConversationEgress } from './conversation-egress';
 import { ToolLoop, type McpAccess } from './loop';
 import { McpClients, parseMcpTool, type McpServerSpec } from './mcp';
 import { ToolRegistry } from './registry';
-import type { EgressState, HostedToolFactory } from './types';
+import type { HostedToolFactory } from './types';
 import { createWebAccess, type WebAccess } from './web-access';
 import { Workspaces } from './workspace';
 
@@ -32,14 +33,19 @@ export interface ToolsDeps {
   factories?: readonly HostedToolFactory[];
 }
 
-/** No egress profile connected: web traffic goes out directly, through the SSRF guard. */
-const DIRECT: EgressState = { proxyFor: () => Promise.resolve(null) };
-
 export async function createTools(deps: ToolsDeps): Promise<Tools> {
   const { config } = deps;
   const workspaces = new Workspaces(path.resolve(config.tools.workspaceDir ?? path.join(config.store.path, 'workspaces')));
   const web = createWebAccess(config.tools.allowHosts);
-  const toolDeps = { config, store: deps.store, logger: deps.logger, now: deps.now, workspaces, fetch: web.fetch, egress: DIRECT };
+  const toolDeps = {
+    config,
+    store: deps.store,
+    logger: deps.logger,
+    now: deps.now,
+    workspaces,
+    fetch: web.fetch,
+    egress: new ConversationEgress(config, deps.store, deps.now),
+  };
   const registry = await ToolRegistry.create(toolDeps, deps.factories ?? HOSTED_TOOL_FACTORIES);
   const mcpClients = new McpClients({ webAccess: web, logger: deps.logger, config });
   // The loop hands back the servers parse() made: each is an McpServerSpec.

@@ -6,8 +6,9 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { lookup as dnsLookupAsync } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { Agent, ProxyAgent, fetch as undiciFetch, request, type Dispatcher } from 'undici';
+import { Agent, fetch as undiciFetch, request, type Dispatcher } from 'undici';
 import { assertPublicLiteral, bareHost, guardedLookup, isPrivateAddress, SsrfBlockedError } from '../providers/http/ssrf-guard';
+import { proxyDispatcher } from './egress-proxy';
 
 export interface GuardedFetchOptions {
   method?: string;
@@ -20,7 +21,7 @@ export interface GuardedFetchOptions {
   timeoutMs?: number;
   /** Redirects followed, each checked like the first URL (default 5). */
   maxRedirects?: number;
-  /** An egress proxy (http://, https://) to go out through. */
+  /** An egress proxy (http://, https://, socks5://, socks5h://) to go out through. */
   proxyUrl?: string;
 }
 
@@ -103,12 +104,12 @@ export interface WebAccess {
 export function createWebAccess(allowHosts: readonly string[]): WebAccess {
   const allow = new HostAllowList(allowHosts);
   const direct = new Agent({ connect: { lookup: lookupFor(allow) }, keepAliveTimeout: 10_000 });
-  const proxies = new Map<string, ProxyAgent>();
+  const proxies = new Map<string, Dispatcher>();
   const dispatcher = (proxyUrl?: string): Dispatcher => {
     if (!proxyUrl) return direct;
     let agent = proxies.get(proxyUrl);
     if (!agent) {
-      agent = new ProxyAgent({ uri: proxyUrl });
+      agent = proxyDispatcher(proxyUrl);
       proxies.set(proxyUrl, agent);
     }
     return agent;

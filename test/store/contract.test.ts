@@ -13,6 +13,7 @@ import { lifecycleContract } from './contract/lifecycle';
 import { recordsContract } from './contract/records';
 import { responsesContract } from './contract/responses';
 import { runsContract } from './contract/runs';
+import { toolStateContract } from './contract/tool-state';
 import { turnsContract } from './contract/turns';
 
 const DRIVERS: readonly TestStoreDriver[] = ['embedded', 'postgres', 'mongodb'];
@@ -48,6 +49,7 @@ for (const driver of DRIVERS) {
     recordsContract(handle);
     responsesContract(handle);
     turnsContract(handle, driver);
+    toolStateContract(handle, driver);
     filesContract(handle);
     knowledgeContract(handle);
     dashboardsContract(handle);

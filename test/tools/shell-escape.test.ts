@@ -164,11 +164,16 @@ describe('svc_shell sandbox: escapes are contained', function () {
       assert.equal(connections, 0);
     });
 
-    it('with an egress profile connected it shares the network and is told the proxy', async () => {
-      h.egress.proxies.set('conv-online', `http://127.0.0.1:${port}`);
+    it('with an egress profile connected it shares the network and is told the proxy (its password kept from the model)', async () => {
+      h.egress.proxies.set('conv-online', `http://agent:s3cret-pass@127.0.0.1:${port}`);
       try {
-        const out = parseShellOutput(await h.sh(`${reach()}; echo "$HTTP_PROXY $https_proxy $ALL_PROXY"`, 'conv-online'));
-        assert.equal(out.stdout, `hello from the host\nreached\nhttp://127.0.0.1:${port} http://127.0.0.1:${port} http://127.0.0.1:${port}`);
+        const out = parseShellOutput(
+          await h.sh(
+            `${reach()}; echo "$HTTP_PROXY $https_proxy $ALL_PROXY"; case "$HTTPS_PROXY" in *s3cret-pass@127.0.0.1:${port}) echo has-credentials ;; esac`,
+            'conv-online',
+          ),
+        );
+        assert.equal(out.stdout, 'hello from the host\nreached\n[egress proxy] [egress proxy] [egress proxy]\nhas-credentials');
         assert.equal(connections, 1);
       } finally {
         h.egress.proxies.delete('conv-online');

@@ -201,6 +201,16 @@ export interface SettingDoc {
   value: string;
 }
 
+export interface ToolStateDoc {
+  /** JSON of [conversationId, orgId, key]: unambiguous whatever characters the ids hold. */
+  _id: string;
+  conversationId: string;
+  orgId: string;
+  key: string;
+  value: string;
+  updatedAt: Date;
+}
+
 /** A stored file's record; its bytes are the GridFS file `contentId` of the `file_contents` bucket. */
 export interface StoredFileDoc {
   _id: string;
@@ -274,6 +284,7 @@ export interface Collections {
   audit: Collection<AuditDoc>;
   usage: Collection<UsageDoc>;
   settings: Collection<SettingDoc>;
+  toolState: Collection<ToolStateDoc>;
   files: Collection<StoredFileDoc>;
   knowledgeStores: Collection<KnowledgeStoreDoc>;
   knowledgeDocuments: Collection<KnowledgeDocumentDoc>;
@@ -298,6 +309,7 @@ export function collectionsOf(db: Db): Collections {
     audit: db.collection<AuditDoc>('audit_records'),
     usage: db.collection<UsageDoc>('usage_records'),
     settings: db.collection<SettingDoc>('settings'),
+    toolState: db.collection<ToolStateDoc>('tool_state'),
     files: db.collection<StoredFileDoc>('files'),
     knowledgeStores: db.collection<KnowledgeStoreDoc>('knowledge_stores'),
     knowledgeDocuments: db.collection<KnowledgeDocumentDoc>('knowledge_documents'),

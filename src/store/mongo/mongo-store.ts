@@ -12,14 +12,16 @@ import { composedTurns } from '../composed-turns';
 import { mongoGroups, mongoKeys, mongoOrganizations, mongoSettings, mongoUsers } from './identity-repositories';
 import { mongoAudit, mongoResponses, mongoSteps, mongoUsage } from './records-repositories';
 import { mongoRuns } from './runs-repository';
+import { mongoToolState, pruneToolState } from './tool-state-repository';
 
 /** Bumped when the index set below changes; recorded in schema_migrations like the SQL stores. */
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 const SCHEMA_NAMES: Record<number, string> = {
   1: 'initial indexes',
   2: 'response leases and expiry index',
   3: 'stored files',
   4: 'knowledge stores and dashboards',
+  5: 'hosted tool state per conversation',
 };
 /** Documents deleted per prune round trip. */
 const PRUNE_BATCH = 1000;
@@ -54,6 +56,9 @@ async function createIndexes(c: Collections): Promise<void> {
     c.audit.createIndex({ at: 1 }),
     c.usage.createIndex({ orgId: 1, at: 1 }),
     c.usage.createIndex({ at: 1 }),
+    // A conversation's tool state is forgotten by conversation; the retention prune reads updatedAt.
+    c.toolState.createIndex({ conversationId: 1 }),
+    c.toolState.createIndex({ updatedAt: 1 }),
     // Listing an organization's files in creation order (keyset on createdAt, _id).
     c.files.createIndex({ orgId: 1, createdAt: 1, _id: 1 }),
     // Knowledge stores (see the SQL schema's migration 12): names unique per organization, documents
@@ -154,6 +159,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
     audit: mongoAudit(c),
     usage: mongoUsage(c),
     settings: mongoSettings(c),
+    toolState: mongoToolState(c),
     files: mongoFiles(db, c),
     knowledge: mongoKnowledge(c),
     dashboards: mongoDashboards(c),
@@ -168,7 +174,9 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
       const runs = await pruneRuns(c, cutoff);
       await c.audit.deleteMany({ at: { $lt: cutoff } });
       await c.usage.deleteMany({ at: { $lt: cutoff } });
-      return { runs, conversations: await pruneIdleConversations(c, cutoff) };
+      const conversations = await pruneIdleConversations(c, cutoff);
+      await pruneToolState(c, cutoff);
+      return { runs, conversations };
     },
     close() {
       closed ??= client.close();

@@ -277,6 +277,23 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
+    // Hosted tools' per-conversation state (the egress profile svc_vpn_connect chose): seen by every
+    // process, kept across restarts. The key leads with conversation_id so a conversation's state is
+    // forgotten through the primary key; updated_at serves the retention prune (small table, no index).
+    version: 10,
+    name: 'hosted tool state per conversation',
+    statements: [
+      `CREATE TABLE tool_state (
+        conversation_id text NOT NULL,
+        org_id text NOT NULL,
+        key text NOT NULL,
+        value text NOT NULL,
+        updated_at timestamptz NOT NULL,
+        PRIMARY KEY (conversation_id, org_id, key)
+      )`,
+    ],
+  },
+  {
     // Stored files (POST /v1/files, tool outputs). `content` holds the bytes on PostgreSQL and is NULL
     // on the embedded store, which keeps them in files under <store.path>/files (files-repository.ts
     // says why). Listing reads the organization's newest first (keyset on created_at, id).

@@ -16,6 +16,7 @@ import { sqlTurns } from './turns-repository';
 import { migrateSql } from './schema';
 import { sqlSettings } from './settings-repository';
 import { sqlSteps } from './steps-repository';
+import { sqlToolState } from './tool-state-repository';
 import { sqlUsage } from './usage-repository';
 import { sqlUsers } from './users-repository';
 
@@ -41,6 +42,7 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
     audit: sqlAudit(db),
     usage: sqlUsage(db),
     settings: sqlSettings(db),
+    toolState: sqlToolState(db),
     files: sqlFiles(db, options.filesDir ?? null),
     knowledge: sqlKnowledge(db),
     dashboards: sqlDashboards(db),
@@ -78,6 +80,11 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
            ),
            items AS (DELETE FROM conversation_items WHERE conversation_id IN (SELECT id FROM gone))
            SELECT count(*)::int AS n FROM gone`,
+          [before],
+        );
+        // Tool state outlives nothing it belongs to: a live conversation keeps it however old it is.
+        await tx.query(
+          `DELETE FROM tool_state t WHERE t.updated_at < $1::timestamptz AND NOT EXISTS (SELECT 1 FROM conversations c WHERE c.id = t.conversation_id)`,
           [before],
         );
         return { runs: runs?.n ?? 0, conversations: conversations?.n ?? 0 };

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { access, constants as fsConstants, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { withoutProxySecrets } from '../../egress-proxy';
 import { ToolFailure, type HostedTool, type HostedToolFactory } from '../../types';
 import { formatOutcome, outcomeOf, type OutcomeLimits } from './outcome';
 import { runInSandbox, type HostUser } from './sandbox';
@@ -95,7 +96,8 @@ export const shellTools: HostedToolFactory = (deps) => {
         const result = await run(workspaceDir, command, { proxyUrl, wallTimeMs, signal });
         if (!result.started)
           throw new ToolFailure(`The sandbox did not start: ${result.stderr.trim().slice(0, 500) || `bwrap exit status ${result.exitCode}`}`);
-        return { output: formatOutcome(result, outcomeOf(result, { ...limits, wallTimeMs })) };
+        // The sandbox needs the proxy URL (and any password in it) to use the proxy; the model is not shown it.
+        return { output: withoutProxySecrets(formatOutcome(result, outcomeOf(result, { ...limits, wallTimeMs })), proxyUrl) };
       });
       running.add(call);
       void call.catch(() => undefined).finally(() => running.delete(call));
