@@ -214,6 +214,29 @@ export interface PluginToggle {
   [key: string]: unknown;
 }
 
+/** svc_shell: commands in a bubblewrap sandbox (config schema `tools.shell`). */
+export interface ShellToolConfig {
+  /** The bubblewrap executable. */
+  bwrapPath: string;
+  /** CPU seconds per process. */
+  cpuSeconds: number;
+  /** Address space per process, MiB. */
+  memoryMb: number;
+  /** Processes and threads of one sandbox at once. */
+  maxProcesses: number;
+  /** Wall time of one command (a call's timeout_ms may only lower it). */
+  wallTimeMs: number;
+  /** stdout and stderr bytes kept; past them the command is stopped. */
+  maxOutputBytes: number;
+  /** Largest file a process may write, MiB. */
+  maxFileMb: number;
+  /** Size of the sandbox's /tmp and of its /dev/shm, MiB each. */
+  tmpSizeMb: number;
+  /** Host uid and gid the sandbox runs as when the gateway runs as root. */
+  sandboxUid: number;
+  sandboxGid: number;
+}
+
 /** Server-side tools: the tool loop and the hosted svc_* catalog (config schema `tools`). */
 export interface ToolsConfig {
   maxRounds: number;
@@ -226,6 +249,7 @@ export interface ToolsConfig {
   disabled: string[];
   /** Hosts request- and tool-supplied URLs may reach past the SSRF guard. */
   allowHosts: string[];
+  shell: ShellToolConfig;
   /** svc_web_download's limits. */
   webDownload: { maxBytes: number; timeoutMs: number };
   browser: BrowserToolsConfig;

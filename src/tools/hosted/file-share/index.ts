@@ -3,6 +3,7 @@
 // GET /v1/files like any upload) or for a stored file of the user's. The link is served by the gateway
 // without an API key (src/files/share-link.ts) and is in this call's output, which the user sees in
 // the `svc_call` item: the model is told not to repeat it in its reply.
+import { constants as fsConstants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { publicBaseUrl, shareKey, shareLink } from '../../../files/share-link';
@@ -16,9 +17,11 @@ async function readWorkspaceFile(ctx: ToolCallContext, relative: string, maxByte
   const target = await ctx.workspace.resolve(relative);
   let handle;
   try {
-    handle = await open(target, 'r');
+    // Without blocking: a FIFO (which svc_shell can make) would hold one of libuv's few threads for good.
+    handle = await open(target, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new ToolFailure(`No such file in the workspace: ${relative}`);
+    if ((err as NodeJS.ErrnoException).code === 'ENXIO') throw new ToolFailure(`${relative} is not a file.`);
     throw err;
   }
   try {

@@ -1,7 +1,8 @@
 // svc_file_read, svc_file_write, svc_file_list: the conversation's workspace (workspace.ts), the
 // same directory the shell's sandbox works in. Paths are workspace-relative; traversal and links out
 // are refused. Reads are bounded (a slice by offset and length), writes too (tools.files limits).
-import { mkdir, open, readdir, stat, writeFile } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { mkdir, open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolFailure, type HostedTool, type HostedToolFactory, type ToolCallContext } from '../../types';
 
@@ -32,6 +33,7 @@ async function notFoundAware<T>(relative: string, work: () => Promise<T>): Promi
     if (code === 'ENOENT') throw new ToolFailure(`No such file or directory: ${relative}`);
     if (code === 'EISDIR') throw new ToolFailure(`${relative} is a directory; use svc_file_list.`);
     if (code === 'ENOTDIR') throw new ToolFailure(`${relative} is not a directory.`);
+    if (code === 'ENXIO') throw new ToolFailure(`${relative} is not a regular file.`);
     throw err;
   }
 }
@@ -53,12 +55,15 @@ const fileRead: HostedTool = {
     const relative = stringArg(args, 'path');
     const target = await ctx.workspace.resolve(relative);
     return notFoundAware(relative, async () => {
-      const info = await stat(target);
-      if (info.isDirectory()) throw new ToolFailure(`${relative} is a directory; use svc_file_list.`);
-      const offset = intArg(args, 'offset', 0, info.size);
-      const length = intArg(args, 'length', DEFAULT_READ_BYTES, MAX_WRITE_BYTES);
-      const handle = await open(target, 'r');
+      // Opened without blocking, then judged by what was opened: a FIFO the shell made is refused, not
+      // waited on (a blocked open holds one of libuv's few threads for good).
+      const handle = await open(target, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
       try {
+        const info = await handle.stat();
+        if (info.isDirectory()) throw new ToolFailure(`${relative} is a directory; use svc_file_list.`);
+        if (!info.isFile()) throw new ToolFailure(`${relative} is not a regular file.`);
+        const offset = intArg(args, 'offset', 0, info.size);
+        const length = intArg(args, 'length', DEFAULT_READ_BYTES, MAX_WRITE_BYTES);
         const buffer = Buffer.alloc(Math.min(length, Math.max(0, info.size - offset)));
         const { bytesRead } = await handle.read(buffer, 0, buffer.length, offset);
         const text = buffer.subarray(0, bytesRead).toString('utf8');
@@ -94,7 +99,19 @@ const fileWrite: HostedTool = {
     await mkdir(path.dirname(target), { recursive: true });
     // Re-checked after the directories exist: a link made meanwhile is still refused.
     await ctx.workspace.resolve(relative);
-    await notFoundAware(relative, () => writeFile(target, content, { flag: args['append'] === true ? 'a' : 'w' }));
+    const append = args['append'] === true;
+    await notFoundAware(relative, async () => {
+      // As for reading: a FIFO (or socket) is refused at once, never waited on.
+      const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_NONBLOCK | (append ? fsConstants.O_APPEND : 0);
+      const handle = await open(target, flags, 0o666);
+      try {
+        if (!(await handle.stat()).isFile()) throw new ToolFailure(`${relative} is not a regular file.`);
+        if (!append) await handle.truncate(0);
+        await handle.writeFile(content);
+      } finally {
+        await handle.close();
+      }
+    });
     return { output: `Wrote ${size} bytes to ${ctx.workspace.relative(target)}.` };
   },
 };
