@@ -7,7 +7,10 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { RunExecutor } from '../../src/runs/executor';
+import { startMcpServer, type RunningMcpServer } from '../fixtures/mcp/mcp-servers';
 import { startRunUpstream, type RunUpstream } from '../fixtures/upstreams/run-upstream';
 import { BACKENDS, openBackend, type BackendEnv } from '../helpers/backends';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
@@ -19,6 +22,8 @@ type Json = Record<string, unknown>;
 type Message = { role: string; content?: unknown; tool_calls?: { id: string; function: { name: string } }[] };
 const toolMessages = (body: Json): Message[] => ((body['messages'] as Message[]) ?? []).filter((m) => m.role === 'tool');
 const TOOL_AGENT = '5a1e0000-0000-4000-8000-000000000071';
+/** An agent whose tools reach out: an MCP server and web downloads (request- and tool-supplied URLs). */
+const NET_AGENT = '5a1e0000-0000-4000-8000-000000000072';
 
 for (const backend of BACKENDS) {
   describe(`tool loop in runs and stored conversations (${backend})`, function () {
@@ -28,10 +33,17 @@ for (const backend of BACKENDS) {
     let deployment: BackendEnv | null = null;
     let workspaces: string;
     let worker: Runtime | null = null;
+    let mcpServer: RunningMcpServer;
+    let site: Server;
+    let siteUrl: string;
 
     before(async function () {
       this.timeout(120_000);
       upstream = await startRunUpstream();
+      mcpServer = await startMcpServer('streamable-http');
+      site = createServer((_req, res) => res.end('report body'));
+      await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+      siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/report.txt`;
       deployment = await openBackend(backend, 'tools');
       workspaces = await mkdtemp(path.join(tmpdir(), 'agw-ws-'));
       const base = runConfig(upstream);
@@ -49,9 +61,23 @@ for (const backend of BACKENDS) {
           steps: [{ name: 'File', prompt: 'File the report.' }],
           timeoutSeconds: 30,
         },
+        {
+          id: NET_AGENT,
+          organization: 'acme',
+          createdBy: 'u-admin',
+          model: 'fake',
+          description: 'reaches out',
+          name: 'Fetcher',
+          tools: [
+            { type: 'svc_web_download' },
+            { type: 'mcp', server_label: 'calc', server_url: mcpServer.url, allowed_tools: ['add'], require_approval: 'never' },
+          ],
+          steps: [{ name: 'Fetch', prompt: 'Fetch and add.' }],
+          timeoutSeconds: 30,
+        },
       ];
       gw = await startTestGateway({
-        config: { ...base, ...deployment.config, agents, tools: { workspaceDir: workspaces } },
+        config: { ...base, ...deployment.config, agents, tools: { workspaceDir: workspaces, allowHosts: ['127.0.0.1'] } },
         ...(deployment.pg ? { store: deployment.pg.store } : {}),
       });
       // With BullMQ, runs execute on a worker (here in the same process, as `agent-gateway worker` would).
@@ -60,6 +86,8 @@ for (const backend of BACKENDS) {
     after(async () => {
       await worker?.close();
       await gw?.close();
+      await mcpServer?.close();
+      await new Promise((resolve) => site?.close(resolve));
       await upstream?.close();
       await deployment?.cleanup();
       await rm(workspaces, { recursive: true, force: true });
@@ -180,6 +208,38 @@ for (const backend of BACKENDS) {
       assert.equal(await readFile(path.join(workspaces, 'acme', second.conversationId, 'p.txt'), 'utf8'), 'a');
       assert.equal(await readFile(path.join(workspaces, 'acme', second.conversationId, 'q.txt'), 'utf8'), 'b');
       assert.ok(turns >= 4);
+    });
+
+    it('an agent run downloads through the SSRF-guarded fetch and calls its MCP server, recording each call', async () => {
+      upstream.script((body) => {
+        const tools = toolMessages(body);
+        if (tools.length === 0) {
+          return {
+            toolCalls: [
+              { id: 'd1', name: 'svc_web_download', arguments: JSON.stringify({ url: siteUrl }) },
+              { id: 'm1', name: 'calc__add', arguments: JSON.stringify({ a: 40, b: 2 }) },
+            ],
+          };
+        }
+        return { reply: `results: ${tools.map((t) => String(t.content)).join(' / ')}` };
+      });
+      const calls = mcpServer.methods.filter((method) => method === 'tools/call').length;
+      const run = await triggerRun(gw, NET_AGENT, []);
+      const done = await waitForStatus(gw.store, run.id, 'terminal', 20_000);
+      assert.equal(done.status, 'success', JSON.stringify(done));
+      assert.match(String(done.result), /42/);
+      assert.equal(mcpServer.methods.filter((method) => method === 'tools/call').length, calls + 1);
+      const offered = ((upstream.calls[0]!.body['tools'] as { function: { name: string } }[]) ?? []).map((t) => t.function.name);
+      assert.deepEqual(offered, ['svc_web_download', 'calc__add']);
+      const items = await gw.store.conversations.listItems(run.conversationId, { order: 'asc', limit: 100 });
+      const results = items.filter((i) => i.type === 'svc_call');
+      assert.equal(results.length, 2);
+      assert.ok(
+        results.every((i) => i.status === 'completed'),
+        JSON.stringify(results.map((i) => i.data)),
+      );
+      const saved = await readFile(path.join(workspaces, 'acme', run.conversationId, 'downloads', 'report.txt'), 'utf8');
+      assert.equal(saved, 'report body');
     });
 
     it('an agent invoked as a model (agent/<id>) streams its svc_call items live', async () => {
