@@ -137,10 +137,7 @@ export interface ToolJournal {
 /** A model turn: the loop's request of that round, as a stream of parts. */
 export type ModelTurn = (request: ModelRequest, round: number) => AsyncIterable<StreamPart>;
 
-type Runner =
-  | { kind: 'hosted'; tool: HostedTool }
-  | { kind: 'mcp'; server: McpServer; name: string; approval: boolean }
-  | { kind: 'pending-approval'; server: McpServer; name: string };
+type Runner = { kind: 'hosted'; tool: HostedTool } | { kind: 'mcp'; server: McpServer; name: string; approval: boolean };
 
 /** A request prepared for the loop: the model's view of its tools, and who runs each call. */
 export interface ToolPlan {
@@ -200,7 +197,9 @@ export class ToolLoop {
         runners.set(hosted.type, { kind: 'hosted', tool: hosted });
       } else if (tool.kind === 'mcp') {
         const mcp = this.deps.mcp;
-        const param = `tools[${request.tools.findIndex((t) => t === tool) >= 0 ? request.tools.findIndex((t) => t === tool) : index}]`;
+        // The caller's position of the tool (svc_tools expansion shifts the expanded list's).
+        const position = request.tools.indexOf(tool);
+        const param = `tools[${position >= 0 ? position : index}]`;
         if (!mcp) throw new GatewayError('unsupported_tool_type', 'MCP tools are not available on this gateway.', { param });
         const server = mcp.parse({ type: 'mcp', ...tool.config }, param);
         let listed: McpToolInfo[];
@@ -359,10 +358,7 @@ export class ToolLoop {
       const calls = response.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
       const serverCalls = calls.filter((call) => plan.runners.has(call.name));
       const unknown = calls.filter((call) => !plan.runners.has(call.name));
-      const runnable = [
-        ...serverCalls.filter((call) => plan.runners.get(call.name)?.kind !== 'pending-approval' && !needsApproval(plan, call)),
-        ...(scope.unknownCalls !== undefined ? unknown : []),
-      ];
+      const runnable = [...serverCalls.filter((call) => !needsApproval(plan, call)), ...(scope.unknownCalls !== undefined ? unknown : [])];
       const clientCalls = scope.unknownCalls !== undefined ? [] : unknown;
       if (recalled) yield* replayTurn(response);
       if (runnable.length === 0 || last) {
@@ -474,7 +470,7 @@ export class ToolLoop {
           ...(scope.baseUrl !== undefined ? { baseUrl: scope.baseUrl } : {}),
         });
       }
-      if (runner.kind === 'pending-approval' || !this.deps.mcp) throw new ToolFailure('This call needs approval first.');
+      if (!this.deps.mcp) throw new ToolFailure('MCP tools are not available on this gateway.');
       const reply = await this.deps.mcp.callTool(runner.server, scope.conversationId, runner.name, args, signal);
       if (reply.isError) throw new ToolFailure(reply.output || 'The MCP tool reported an error.');
       return { output: reply.output };
