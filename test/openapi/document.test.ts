@@ -58,9 +58,15 @@ const OPERATIONS: Record<string, [string, string, 'flat' | 'openai' | 'anthropic
   deleteDashboard: ['delete', '/v1/dashboards/{dashboard_id}', 'openai', true],
   viewDashboard: ['get', '/v1/dashboards/{dashboard_id}/view', 'openai', false],
   getDashboardAsset: ['get', '/v1/dashboard_assets/{asset}', 'openai', false],
+  getConsoleAuthConfig: ['get', '/console/auth/config', 'flat', false],
+  startConsoleOidcLogin: ['get', '/console/auth/oidc/login', 'flat', false],
+  completeConsoleOidcLogin: ['get', '/console/auth/oidc/callback', 'flat', false],
+  createConsoleSession: ['post', '/console/auth/session', 'flat', false],
+  deleteConsoleSession: ['post', '/console/auth/logout', 'flat', true],
 };
+const CONSOLE_AUTH = ['getConsoleAuthConfig', 'startConsoleOidcLogin', 'completeConsoleOidcLogin', 'createConsoleSession', 'deleteConsoleSession'];
 const KNOWLEDGE_AND_DASHBOARDS = Object.keys(OPERATIONS).filter((id) => /Knowledge|Dashboard/.test(id));
-const EXTENSIONS = ['getAgentWebhooks', 'cancelRun', 'retryRun', 'triggerWebhook', 'listAuditRecords', 'downloadSharedFile', ...KNOWLEDGE_AND_DASHBOARDS];
+const EXTENSIONS = ['getAgentWebhooks', 'cancelRun', 'retryRun', 'triggerWebhook', 'listAuditRecords', 'downloadSharedFile', ...KNOWLEDGE_AND_DASHBOARDS, ...CONSOLE_AUTH];
 const ERROR_SCHEMA = { flat: 'FlatError', openai: 'OpenAIError', anthropic: 'AnthropicError' } as const;
 
 interface Operation {
