@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { hashApiKey } from '../../src/security/keys';
 import { generateSessionToken, newSessionId } from '../../src/console/session-tokens';
 import { baseConfigDocument, startTestGateway, type TestGateway } from '../helpers/gateway';
+import { waitFor } from '../helpers/wait';
 import { Browser, startTestProvider, type TestProvider } from './oidc-test-provider';
 
 const ACCOUNTS = {
@@ -49,7 +50,7 @@ describe('console sign-in with OpenID Connect (a real provider)', function () {
       config: {
         console: { oidc: { issuer: provider.issuer, clientId: provider.clientId, clientSecret: provider.clientSecret } },
         organizations: organizations(),
-        plugins: { auth: { enabled: true } },
+        plugins: { auth: { enabled: true }, audit: { enabled: true, flushIntervalMs: 50 } },
       },
     });
     await provider.configure(`${gw.url}/console/auth/oidc/callback`, ACCOUNTS);
@@ -119,9 +120,21 @@ describe('console sign-in with OpenID Connect (a real provider)', function () {
     assert.equal((await fetch(`${gw.url}/v1/admin/audit`, { headers: bearer })).status, 403);
 
     // Only the digest is stored, never the token itself.
-    const sessions = await gw.store.consoleSessions.resolve(hashApiKey(body.token), new Date().toISOString());
-    assert.equal(sessions?.user.id, 'u-member');
-    assert.equal(sessions?.session.subject, 'sub-member');
+    const resolved = await gw.store.consoleSessions.resolve(hashApiKey(body.token), new Date().toISOString());
+    assert.equal(resolved?.user.id, 'u-member');
+    assert.equal(resolved?.session.subject, 'sub-member');
+
+    // The audit trail names the user and the session (no key was used).
+    const sessionId = resolved!.session.id;
+    const recorded = async () =>
+      (await gw.store.audit.list({ orgId: 'acme', since: null, limit: 1000, after: null })).find(
+        (r) => r.operationId === 'listAgents' && r.resourceIds['consoleSessionId'] === sessionId,
+      );
+    await waitFor(async () => (await recorded()) !== undefined, { timeoutMs: 10_000, what: 'the audit record of the session call' });
+    const record = await recorded();
+    assert.equal(record?.userId, 'u-member');
+    assert.equal(record?.keyId, null);
+    assert.equal(record?.status, 200);
   });
 
   it('maps a verified email (case-insensitively) to its user, with that user’s role', async () => {
@@ -220,12 +233,12 @@ describe('console sign-in with OpenID Connect (a real provider)', function () {
       ticketExpiresAt: new Date(now).toISOString(),
       subject: 'sub-viewer',
       createdAt: new Date(now).toISOString(),
-      expiresAt: new Date(now + 1500).toISOString(),
+      expiresAt: new Date(now + 5000).toISOString(),
       revokedAt: null,
     });
     const bearer = { authorization: `Bearer ${token}` };
     assert.equal((await fetch(`${gw.url}/v1/agents/list`, { headers: bearer })).status, 200);
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, now + 1600 - Date.now())));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, now + 5100 - Date.now())));
     assert.equal((await fetch(`${gw.url}/v1/agents/list`, { headers: bearer })).status, 401);
   });
 });
