@@ -292,7 +292,8 @@ const consoleSignInIdentities: ConfigCheck = ({ doc }) => {
         const at = `organizations[${i}].users[${j}].${field}`;
         const key = field === 'email' ? value.toLowerCase() : value;
         const first = seen[field].get(key);
-        if (first !== undefined) problems.push({ path: at, message: `${field} "${value}" is also given at ${first}`, fix: `give each user their own ${field}` });
+        if (first !== undefined)
+          problems.push({ path: at, message: `${field} "${value}" is also given at ${first}`, fix: `give each user their own ${field}` });
         else seen[field].set(key, at);
       }
     });

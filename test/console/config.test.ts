@@ -51,6 +51,14 @@ describe('console configuration', () => {
     });
     assert.ok(found.some((p) => p.includes('organizations[0].users[1].oidcSubject') && p.includes('organizations[0].users[0].oidcSubject')));
     assert.ok(found.some((p) => p.includes('organizations[1].users[0].email') && p.includes('organizations[0].users[0].email')));
-    assert.deepEqual(problems({ organizations: withUsers([{ id: 'a', oidcSubject: 's1', email: 'a@example.com' }, { id: 'b', oidcSubject: 's2' }]) }), []);
+    assert.deepEqual(
+      problems({
+        organizations: withUsers([
+          { id: 'a', oidcSubject: 's1', email: 'a@example.com' },
+          { id: 'b', oidcSubject: 's2' },
+        ]),
+      }),
+      [],
+    );
   });
 });

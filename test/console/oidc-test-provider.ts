@@ -90,7 +90,12 @@ export class Browser {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       body = new URLSearchParams(init.form).toString();
     }
-    const res = await fetch(url, { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, redirect: 'manual', ...(body === undefined ? {} : { body }) });
+    const res = await fetch(url, {
+      method: init.method ?? (body === undefined ? 'GET' : 'POST'),
+      headers,
+      redirect: 'manual',
+      ...(body === undefined ? {} : { body }),
+    });
     const jar = this.jar.get(target.hostname) ?? new Map<string, string>();
     this.jar.set(target.hostname, jar);
     for (const line of res.headers.getSetCookie()) {
@@ -110,10 +115,7 @@ export class Browser {
    * on the way, until a response that is not a redirect or a URL `stopAt` accepts. `rewrite` may
    * change a URL before it is requested (a tampering client). Returns the last URL and its response.
    */
-  async follow(
-    url: string,
-    options: { login: string; stopAt?: (url: URL) => boolean; rewrite?: (url: URL) => URL },
-  ): Promise<{ url: string; res: Response }> {
+  async follow(url: string, options: { login: string; stopAt?: (url: URL) => boolean; rewrite?: (url: URL) => URL }): Promise<{ url: string; res: Response }> {
     let current = url;
     let res: Response | null = null;
     let form: Record<string, string> | undefined;

@@ -66,7 +66,16 @@ const OPERATIONS: Record<string, [string, string, 'flat' | 'openai' | 'anthropic
 };
 const CONSOLE_AUTH = ['getConsoleAuthConfig', 'startConsoleOidcLogin', 'completeConsoleOidcLogin', 'createConsoleSession', 'deleteConsoleSession'];
 const KNOWLEDGE_AND_DASHBOARDS = Object.keys(OPERATIONS).filter((id) => /Knowledge|Dashboard/.test(id));
-const EXTENSIONS = ['getAgentWebhooks', 'cancelRun', 'retryRun', 'triggerWebhook', 'listAuditRecords', 'downloadSharedFile', ...KNOWLEDGE_AND_DASHBOARDS, ...CONSOLE_AUTH];
+const EXTENSIONS = [
+  'getAgentWebhooks',
+  'cancelRun',
+  'retryRun',
+  'triggerWebhook',
+  'listAuditRecords',
+  'downloadSharedFile',
+  ...KNOWLEDGE_AND_DASHBOARDS,
+  ...CONSOLE_AUTH,
+];
 const ERROR_SCHEMA = { flat: 'FlatError', openai: 'OpenAIError', anthropic: 'AnthropicError' } as const;
 
 interface Operation {

@@ -85,7 +85,10 @@ export function sqlConsoleSessions(db: SqlExecutor): ConsoleSessionRepository {
       return row ? toSession(row) : null;
     },
     async revoke(id, at) {
-      const rows = await db.query('UPDATE console_sessions SET revoked_at = $2, ticket_hash = NULL WHERE id = $1 AND revoked_at IS NULL RETURNING id', [id, at]);
+      const rows = await db.query('UPDATE console_sessions SET revoked_at = $2, ticket_hash = NULL WHERE id = $1 AND revoked_at IS NULL RETURNING id', [
+        id,
+        at,
+      ]);
       return rows.length === 1;
     },
     async revokedSince(since) {

@@ -90,7 +90,7 @@ export function consoleSessionsContract(h: StoreHandle): void {
       const live = { ...old.session, id: uid('cs'), ticketHash: uid('ticket'), expiresAt: at(Date.now() + 3_600_000) };
       await h.store.consoleSessions.create(live);
       let pruned = 0;
-      for (let n = -1; n !== 0; ) pruned += n = await h.store.consoleSessions.prune(at(T0 + 3_600_001), 1000);
+      for (let n = -1; n !== 0;) pruned += n = await h.store.consoleSessions.prune(at(T0 + 3_600_001), 1000);
       assert.ok(pruned >= 1);
       assert.equal(await h.store.consoleSessions.get(old.session.id), null);
       assert.ok(await h.store.consoleSessions.get(live.id));
