@@ -418,6 +418,50 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "getConsole",
+    "method": "get",
+    "template": "/console",
+    "expressPath": "/console",
+    "family": "openai",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "meta",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "getConsoleFile",
+    "method": "get",
+    "template": "/console/{path}",
+    "expressPath": "/console/*path",
+    "family": "openai",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "getConsoleFile_params",
+    "queryValidator": null,
+    "pathParams": [
+      "path"
+    ],
+    "auditedParams": [
+      "path"
+    ],
+    "streams": false,
+    "tags": [
+      "meta",
+      "extension"
+    ]
+  },
+  {
     "operationId": "getDashboard",
     "method": "get",
     "template": "/v1/dashboards/{dashboard_id}",
