@@ -19,6 +19,8 @@ const OPERATIONS: Record<string, [string, string, 'flat' | 'openai' | 'anthropic
   getOpenApiDocument: ['get', '/openapi.json', 'openai', false],
   getApiReference: ['get', '/docs', 'openai', false],
   getApiReferenceAsset: ['get', '/docs/assets/{asset}', 'openai', false],
+  getConsole: ['get', '/console', 'openai', false],
+  getConsoleFile: ['get', '/console/{path}', 'openai', false],
   listModels: ['get', '/v1/models', 'openai', true],
   createResponse: ['post', '/v1/responses', 'openai', true],
   getResponse: ['get', '/v1/responses/{response_id}', 'openai', true],
@@ -60,7 +62,17 @@ const OPERATIONS: Record<string, [string, string, 'flat' | 'openai' | 'anthropic
   getDashboardAsset: ['get', '/v1/dashboard_assets/{asset}', 'openai', false],
 };
 const KNOWLEDGE_AND_DASHBOARDS = Object.keys(OPERATIONS).filter((id) => /Knowledge|Dashboard/.test(id));
-const EXTENSIONS = ['getAgentWebhooks', 'cancelRun', 'retryRun', 'triggerWebhook', 'listAuditRecords', 'downloadSharedFile', ...KNOWLEDGE_AND_DASHBOARDS];
+const EXTENSIONS = [
+  'getConsole',
+  'getConsoleFile',
+  'getAgentWebhooks',
+  'cancelRun',
+  'retryRun',
+  'triggerWebhook',
+  'listAuditRecords',
+  'downloadSharedFile',
+  ...KNOWLEDGE_AND_DASHBOARDS,
+];
 const ERROR_SCHEMA = { flat: 'FlatError', openai: 'OpenAIError', anthropic: 'AnthropicError' } as const;
 
 interface Operation {
