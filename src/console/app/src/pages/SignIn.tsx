@@ -31,7 +31,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => Promise<boolean> }) {
   return (
     <main className="signin">
       <h1>agent-gateway console</h1>
-      <form onSubmit={submit} className="card" aria-label="Sign in with an API key">
+      <form onSubmit={submit} className="card" aria-label="Key sign-in">
         <label htmlFor="api-key">API key</label>
         <input
           id="api-key"
