@@ -140,9 +140,9 @@ for (const backend of BACKENDS) {
       await p.getByLabel('API key').fill(TEST_KEYS.admin);
       await p.getByRole('button', { name: 'Sign in' }).click();
       await p.getByRole('navigation', { name: 'Console' }).waitFor();
-      assert.equal(await p.evaluate(() => sessionStorage.getItem('agw.console.token')), TEST_KEYS.admin);
+      assert.equal(await p.evaluate("sessionStorage.getItem('agw.console.token')"), TEST_KEYS.admin);
       assert.doesNotMatch(p.url(), /agw_/);
-      assert.equal(await p.evaluate(() => localStorage.length), 0);
+      assert.equal(await p.evaluate('localStorage.length'), 0);
       // Admin pages are in the navigation for an admin.
       for (const name of ['Audit', 'DLP']) await p.getByRole('link', { name, exact: true }).waitFor();
       page = p;
