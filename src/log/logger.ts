@@ -4,6 +4,8 @@ import winston from 'winston';
 // `meta` is dropped, so a key, a prompt or a completion can never reach a log line by accident.
 const ALLOWED_FIELDS = new Set([
   'requestId',
+  // The W3C trace id of the request's span (tracing on).
+  'traceId',
   'operationId',
   'method',
   'route',
