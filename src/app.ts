@@ -30,7 +30,8 @@ import { createRunEngine } from './runs/engine';
 import { createRunService } from './runs/service';
 import { createTools } from './tools';
 import type { AppServices } from './services';
-import { startTracing, type Tracing } from './telemetry/tracing';
+import { startOtlpTracing } from './telemetry/otel';
+import type { Tracing } from './telemetry/tracing';
 import type { Store } from './store/port';
 import type { Principal } from './store/types';
 import { plugins as pluginRegistry } from '../plugins';
@@ -98,7 +99,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
   const models = deps.models ?? new ConfigModelRouter(config);
   // The OpenTelemetry SDK is loaded only when tracing is configured (src/telemetry/tracing.ts).
   const otlp = config.telemetry?.otlp;
-  const tracing = deps.tracing !== undefined ? deps.tracing : otlp ? await startTracing(otlp) : null;
+  const tracing = deps.tracing !== undefined ? deps.tracing : otlp ? await startOtlpTracing(otlp) : null;
   const ownsTracing = deps.tracing === undefined && tracing !== null;
   const pipeline = await assemblePipeline(pluginRegistry, config, { config, store: deps.store, logger: deps.logger, metrics, clock, redis });
   // The run queue is built here (every process enqueues); the runtime starts its consumer if any.

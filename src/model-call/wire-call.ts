@@ -81,7 +81,12 @@ export function requestScope(
 /** A gateway request's model call span: `text_completion` on the legacy completions path, else `chat`. */
 function modelCallSpan(tracing: NonNullable<AppServices['tracing']>, ctx: RequestContext, resolved: ResolvedModel): ModelCallSpan {
   const operation = ctx.route.template === '/v1/completions' ? 'text_completion' : 'chat';
-  const target = { modelId: resolved.model.id, upstreamModel: resolved.upstreamModel, providerName: resolved.provider.name, providerType: resolved.provider.type };
+  const target = {
+    modelId: resolved.model.id,
+    upstreamModel: resolved.upstreamModel,
+    providerName: resolved.provider.name,
+    providerType: resolved.provider.type,
+  };
   return startModelCallSpan(tracing, operation, target);
 }
 

@@ -512,7 +512,12 @@ export class RunExecutor {
   private modelCallSpan(resolved: ResolvedModel, purpose: 'judge' | undefined): ReturnType<typeof startModelCallSpan> | null {
     const tracing = this.deps.tracing;
     if (!tracing) return null;
-    const target = { modelId: resolved.model.id, upstreamModel: resolved.upstreamModel, providerName: resolved.provider.name, providerType: resolved.provider.type };
+    const target = {
+      modelId: resolved.model.id,
+      upstreamModel: resolved.upstreamModel,
+      providerName: resolved.provider.name,
+      providerType: resolved.provider.type,
+    };
     return startModelCallSpan(tracing, 'chat', target, purpose);
   }
 

@@ -1,16 +1,18 @@
-// The OpenTelemetry side of tracing.ts, loaded only when `telemetry.otlp` is configured: a tracer
-// provider of its own (nothing registered globally, so one process can hold a traced and an untraced
-// gateway), a batch span processor and the OTLP/HTTP exporter (JSON) to `telemetry.otlp.endpoint`.
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapGetter, trace, type Attributes as OtelAttributes, type Context, type Span } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+// The OpenTelemetry side of tracing.ts: a tracer provider of its own (nothing registered globally, so
+// one process can hold a traced and an untraced gateway), a batch span processor and the OTLP/HTTP
+// exporter (JSON) to `telemetry.otlp.endpoint`. The packages are loaded by startOtlpTracing, on the
+// first start of a traced gateway: only type imports here, so an untraced process never loads them.
+import type { Attributes as OtelAttributes, Context, Span, SpanKind } from '@opentelemetry/api';
 import type { TelemetryOtlpConfig } from '../config/types';
 import { activeTrace, tracingStarted, tracingStopped, type ActiveTrace, type Attributes, type SpanKindName, type TraceSpan, type Tracing } from './tracing';
 
-const KINDS: Record<SpanKindName, SpanKind> = { internal: SpanKind.INTERNAL, client: SpanKind.CLIENT, server: SpanKind.SERVER };
+/** The stable attribute name of semantic-conventions' ATTR_ERROR_TYPE. */
+const ERROR_TYPE = 'error.type';
+/** SpanStatusCode.ERROR of @opentelemetry/api. */
+const STATUS_ERROR = 2;
+
+/** SpanKind of @opentelemetry/api (a const enum in its types). */
+const KINDS: Record<SpanKindName, SpanKind> = { internal: 0 as SpanKind, server: 1 as SpanKind, client: 2 as SpanKind };
 
 function otelAttributes(attributes: Attributes): OtelAttributes {
   const out: OtelAttributes = {};
@@ -27,10 +29,9 @@ class OtelSpan implements TraceSpan {
 
   constructor(
     private readonly span: Span,
-    parent: Context,
+    context: Context,
   ) {
     const spanContext = span.spanContext();
-    const context = trace.setSpan(parent, span);
     const traceparent = `00-${spanContext.traceId}-${spanContext.spanId}-0${(spanContext.traceFlags & 0xff).toString(16)}`;
     const tracestate = spanContext.traceState?.serialize();
     this.active = tracestate ? { span: this, traceparent, tracestate, context } : { span: this, traceparent, context };
@@ -50,8 +51,8 @@ class OtelSpan implements TraceSpan {
 
   fail(errorType: string): void {
     if (this.ended) return;
-    this.span.setAttribute(ATTR_ERROR_TYPE, errorType);
-    this.span.setStatus({ code: SpanStatusCode.ERROR });
+    this.span.setAttribute(ERROR_TYPE, errorType);
+    this.span.setStatus({ code: STATUS_ERROR });
   }
 
   end(): void {
@@ -65,10 +66,19 @@ class OtelSpan implements TraceSpan {
   }
 }
 
-export function startOtlpTracing(config: TelemetryOtlpConfig): Tracing {
+export async function startOtlpTracing(config: TelemetryOtlpConfig): Promise<Tracing> {
+  const [{ ROOT_CONTEXT, defaultTextMapGetter, trace }, { W3CTraceContextPropagator }, { OTLPTraceExporter }, { resourceFromAttributes }, sdk] =
+    await Promise.all([
+      import('@opentelemetry/api'),
+      import('@opentelemetry/core'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/sdk-trace-base'),
+    ]);
+  const { BasicTracerProvider, BatchSpanProcessor } = sdk;
   const exporter = new OTLPTraceExporter({ url: config.endpoint, headers: { ...config.headers }, timeoutMillis: config.timeoutMs });
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName }),
+    resource: resourceFromAttributes({ 'service.name': config.serviceName }),
     spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: config.exportIntervalMs, exportTimeoutMillis: config.timeoutMs })],
   });
   const tracer = provider.getTracer('agent-gateway');
@@ -76,8 +86,10 @@ export function startOtlpTracing(config: TelemetryOtlpConfig): Tracing {
   tracingStarted();
   let stopped = false;
 
-  const startSpan = (name: string, kind: SpanKindName, attributes: Attributes, parent: Context): TraceSpan =>
-    new OtelSpan(tracer.startSpan(name, { kind: KINDS[kind], attributes: otelAttributes(attributes) }, parent), parent);
+  const startSpan = (name: string, kind: SpanKindName, attributes: Attributes, parent: Context): TraceSpan => {
+    const span = tracer.startSpan(name, { kind: KINDS[kind], attributes: otelAttributes(attributes) }, parent);
+    return new OtelSpan(span, trace.setSpan(parent, span));
+  };
 
   return {
     request(name, headers, attributes) {

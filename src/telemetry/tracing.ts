@@ -1,13 +1,12 @@
 // Tracing (OpenTelemetry, GenAI semantic conventions), off unless `telemetry.otlp` is configured. The
 // rest of the service sees only the small interfaces below; the OpenTelemetry packages are loaded by
-// startTracing (otel.ts) when tracing is configured, never otherwise. With tracing off every call site
+// startOtlpTracing (otel.ts) when tracing is configured, never otherwise. With tracing off every call site
 // holds `null` and does no span work: no span objects, no context switch, no header parsing.
 //
 // The active span is carried in one AsyncLocalStorage of this module (not OpenTelemetry's global
 // context manager), so the upstream transport can give every provider call the W3C `traceparent` of
 // the model call it serves without knowing which gateway instance started tracing.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { TelemetryOtlpConfig } from '../config/types';
 
 export type AttributeValue = string | number | boolean | readonly string[];
 export type Attributes = Readonly<Record<string, AttributeValue | undefined>>;
@@ -75,10 +74,4 @@ export function upstreamTraceHeaders(): { traceparent: string; tracestate?: stri
 export function activeSpan(): TraceSpan | null {
   if (running === 0) return null;
   return activeTrace.getStore()?.span ?? null;
-}
-
-/** Starts tracing for `config`: loads the OpenTelemetry SDK and the OTLP/HTTP exporter (only now). */
-export async function startTracing(config: TelemetryOtlpConfig): Promise<Tracing> {
-  const { startOtlpTracing } = await import('./otel.js');
-  return startOtlpTracing(config);
 }

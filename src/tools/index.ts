@@ -58,7 +58,16 @@ export async function createTools(deps: ToolsDeps): Promise<Tools> {
     callTool: (server, conversationId, name, args, signal) => mcpClients.callTool(server as McpServerSpec, conversationId, name, args, signal),
     needsApproval: (server, toolName) => mcpClients.needsApproval(server as McpServerSpec, toolName),
   };
-  const loop = new ToolLoop({ registry, mcp, workspaces, config: config.tools, store: deps.store, metrics: deps.metrics, logger: deps.logger, tracing: deps.tracing ?? null });
+  const loop = new ToolLoop({
+    registry,
+    mcp,
+    workspaces,
+    config: config.tools,
+    store: deps.store,
+    metrics: deps.metrics,
+    logger: deps.logger,
+    tracing: deps.tracing ?? null,
+  });
   return {
     registry,
     loop,
