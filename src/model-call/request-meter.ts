@@ -6,7 +6,7 @@ import type { Metrics } from '../log/metrics';
 import type { ModelCallRecord, RequestContext, UsageReport } from '../pipeline/context';
 import type { ResolvedModel } from '../providers/types';
 import type { Usage } from '../canonical/model';
-import { outcomeOf, tokenCount, type ModelCallMeter, type UpstreamOutcome } from './meter';
+import { meteredUsage, outcomeOf, type ModelCallMeter, type UpstreamOutcome } from './meter';
 
 export class RequestMeter implements ModelCallMeter {
   private readonly started = process.hrtime.bigint();
@@ -27,14 +27,14 @@ export class RequestMeter implements ModelCallMeter {
   }
 
   usage(usage: Usage): void {
-    this.tokens(usage.inputTokens, usage.outputTokens);
+    this.tokens(usage.inputTokens, usage.outputTokens, usage.cachedInputTokens ?? 0);
   }
 
   /** The same, from the counts a relayed reply's usage object gave. */
-  tokens(promptTokens: number, completionTokens: number): void {
+  tokens(promptTokens: number, completionTokens: number, cachedPromptTokens = 0): void {
     if (this.usageRecorded) return;
     this.usageRecorded = true;
-    const report = { model: this.resolved.model.id, promptTokens: tokenCount(promptTokens), completionTokens: tokenCount(completionTokens) };
+    const report = meteredUsage(this.resolved, promptTokens, completionTokens, cachedPromptTokens);
     if (this.ctx.finished && this.lateUsage) this.lateUsage(report);
     else this.ctx.usage.push(report);
   }

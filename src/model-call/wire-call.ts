@@ -10,6 +10,8 @@ import type { AppServices } from '../services';
 import type { CallPlan, CallScope } from './model-calls';
 import { RequestMeter } from './request-meter';
 import { passThroughBody, transformedCopy } from './upstream-body';
+import type { UsageRecord } from '../store/types';
+import { budgetGuardOf } from './budget-guard';
 
 /** A caller wire format as the model-call path needs it. */
 export interface WireCodec {
@@ -36,19 +38,22 @@ export interface RequestScope extends CallScope {
  * the request's records already, so it becomes a usage record of its own, with its token metrics.
  * Fails open like the audit trail.
  */
-function writeLateUsage(ctx: RequestContext, services: Pick<AppServices, 'metrics' | 'store' | 'logger'>, report: UsageReport): void {
+function writeLateUsage(ctx: RequestContext, services: Pick<AppServices, 'metrics' | 'store' | 'logger' | 'pipeline'>, report: UsageReport): void {
   const principal = ctx.principal;
   if (!principal) return;
   services.metrics.upstreamTokens.labels(principal.orgId, report.model, 'prompt').inc(report.promptTokens);
   services.metrics.upstreamTokens.labels(principal.orgId, report.model, 'completion').inc(report.completionTokens);
-  const record = {
+  const { cost, ...counts } = report;
+  const record: UsageRecord = {
     at: new Date().toISOString(),
     orgId: principal.orgId,
     userId: principal.userId,
     keyId: principal.keyId,
     requestId: ctx.requestId,
-    ...report,
+    ...counts,
+    ...(cost === null ? {} : { cost }),
   };
+  budgetGuardOf(services.pipeline)?.record(principal, report);
   services.store.usage.insertMany([record]).catch((err: unknown) => {
     services.logger.warn('late usage record not written', { requestId: ctx.requestId, errorName: err instanceof Error ? err.name : 'unknown' });
   });
@@ -58,7 +63,7 @@ function writeLateUsage(ctx: RequestContext, services: Pick<AppServices, 'metric
  * `detached`: the call outlives its caller (a stored response is generated to its end even when the
  * client leaves, to be read or resumed later); it is not aborted by the client's disconnect.
  */
-export function requestScope(ctx: RequestContext, services: Pick<AppServices, 'metrics' | 'store' | 'logger'>, detached = false): RequestScope {
+export function requestScope(ctx: RequestContext, services: Pick<AppServices, 'metrics' | 'store' | 'logger' | 'pipeline'>, detached = false): RequestScope {
   const orgId = ctx.principal?.orgId ?? 'default';
   const own = detached ? new AbortController().signal : null;
   return {
@@ -78,7 +83,7 @@ export function requestScope(ctx: RequestContext, services: Pick<AppServices, 'm
  */
 export function prepareWireCall(
   ctx: RequestContext,
-  services: Pick<AppServices, 'modelCalls' | 'metrics' | 'store' | 'logger'>,
+  services: Pick<AppServices, 'modelCalls' | 'metrics' | 'store' | 'logger' | 'pipeline'>,
   codec: WireCodec,
   body: JsonObject,
   options: { detached?: boolean; canonical?: boolean } = {},

@@ -54,8 +54,8 @@ describe('plugins/audit', () => {
       principal: { orgId: `org ${awkward}`, userId: awkward, keyId: null, role: 'member', groups: [] },
       resourceIds: { runId: awkward },
       usage: [
-        { model: awkward, promptTokens: 3, completionTokens: 0 },
-        { model: 'm2', promptTokens: 1, completionTokens: 2 },
+        { model: awkward, promptTokens: 3, completionTokens: 0, cachedPromptTokens: 0, cost: null },
+        { model: 'm2', promptTokens: 1, completionTokens: 2, cachedPromptTokens: 1, cost: 0.000012 },
       ],
     };
     const at = isoNow();
@@ -77,12 +77,12 @@ describe('plugins/audit', () => {
       requestId: 'req-9',
     } satisfies AuditRecord);
     const carrying = JSON.parse(auditJsonOf(ctx as never, { status: 404, aborted: false }, at, ctx.usage[0]!)) as AuditRecord;
-    assert.deepEqual(carrying, { ...record, id: carrying.id, latencyMs: carrying.latencyMs, model: awkward, promptTokens: 3, completionTokens: 0 });
+    assert.deepEqual(carrying, { ...record, id: carrying.id, latencyMs: carrying.latencyMs, model: awkward, promptTokens: 3, completionTokens: 0, cachedPromptTokens: 0 });
     const usage = usageJsonOf(ctx as never, at).map((text) => JSON.parse(text) as UsageRecord);
     const who = { at, orgId: `org ${awkward}`, userId: awkward, keyId: null, requestId: 'req-9' };
     assert.deepEqual(usage, [
-      { ...who, model: awkward, promptTokens: 3, completionTokens: 0 },
-      { ...who, model: 'm2', promptTokens: 1, completionTokens: 2 },
+      { ...who, model: awkward, promptTokens: 3, completionTokens: 0, cachedPromptTokens: 0 },
+      { ...who, model: 'm2', promptTokens: 1, completionTokens: 2, cachedPromptTokens: 1, cost: 0.000012 },
     ]);
     assert.equal(new Date(at).toISOString(), at);
     const unauthenticated = JSON.parse(auditJsonOf({ ...ctx, principal: null, resourceIds: {} } as never, { status: 401, aborted: false }, at)) as AuditRecord;

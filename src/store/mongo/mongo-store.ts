@@ -15,13 +15,14 @@ import { mongoRuns } from './runs-repository';
 import { mongoToolState, pruneToolState } from './tool-state-repository';
 
 /** Bumped when the index set below changes; recorded in schema_migrations like the SQL stores. */
-const SCHEMA_VERSION = 5;
+const SCHEMA_VERSION = 7;
 const SCHEMA_NAMES: Record<number, string> = {
   1: 'initial indexes',
   2: 'response leases and expiry index',
   3: 'stored files',
   4: 'knowledge stores and dashboards',
   5: 'hosted tool state per conversation',
+  7: 'usage grouped per user and key',
 };
 /** Documents deleted per prune round trip. */
 const PRUNE_BATCH = 1000;
@@ -55,6 +56,8 @@ async function createIndexes(c: Collections): Promise<void> {
     c.audit.createIndex({ orgId: 1, at: 1, _id: 1 }),
     c.audit.createIndex({ at: 1 }),
     c.usage.createIndex({ orgId: 1, at: 1 }),
+    // GET /v1/usage of one member (members see only their own) and user budgets counted by the store.
+    c.usage.createIndex({ orgId: 1, userId: 1, at: 1 }),
     c.usage.createIndex({ at: 1 }),
     // A conversation's tool state is forgotten by conversation; the retention prune reads updatedAt.
     c.toolState.createIndex({ conversationId: 1 }),

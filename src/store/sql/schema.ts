@@ -361,6 +361,18 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX dashboards_org_updated ON dashboards (org_id, updated_at DESC, id)`,
     ],
   },
+  {
+    // What a model call cost (models[].pricing) and how much of its prompt was read from a prompt cache,
+    // beside its token counts: in the audit record carrying a call's own usage and in usage records.
+    // NULL where unknown (records written before, models without pricing). GET /v1/usage and the
+    // budgets counted by the store read them through the (org_id, at) indexes both tables already have.
+    version: 14,
+    name: 'cached prompt tokens and cost of usage',
+    statements: [
+      `ALTER TABLE audit_records ADD COLUMN cached_prompt_tokens integer, ADD COLUMN cost double precision`,
+      `ALTER TABLE usage_records ADD COLUMN cached_prompt_tokens integer, ADD COLUMN cost double precision`,
+    ],
+  },
 ];
 
 /** Applies missing migrations; idempotent and safe from several processes at once. */
