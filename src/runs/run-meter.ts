@@ -4,7 +4,8 @@
 import type { Logger } from 'winston';
 import type { Usage } from '../canonical/model';
 import type { Metrics } from '../log/metrics';
-import { outcomeOf, tokenCount, type ModelCallMeter, type UpstreamOutcome } from '../model-call/meter';
+import type { BudgetGuard } from '../model-call/budget-guard';
+import { meteredUsage, outcomeOf, type ModelCallMeter, type UpstreamOutcome } from '../model-call/meter';
 import type { ResolvedModel } from '../providers/types';
 import type { Store } from '../store/port';
 import type { RunRecord } from '../store/types';
@@ -14,6 +15,8 @@ export interface RunMeterDeps {
   metrics: Metrics;
   logger: Logger;
   now(): Date;
+  /** Token and cost budgets the run's calls are charged to. */
+  budgets?: BudgetGuard | null;
 }
 
 export type MeteredRun = Pick<RunRecord, 'id' | 'orgId' | 'userId' | 'keyId'>;
@@ -36,16 +39,27 @@ export class RunMeter implements ModelCallMeter {
     if (this.usageRecorded) return;
     this.usageRecorded = true;
     const { deps, run } = this;
-    const model = this.resolved.model.id;
-    const promptTokens = tokenCount(usage.inputTokens);
-    const completionTokens = tokenCount(usage.outputTokens);
+    const report = meteredUsage(this.resolved, usage.inputTokens, usage.outputTokens, usage.cachedInputTokens ?? 0);
+    const { model, promptTokens, completionTokens, cachedPromptTokens, cost } = report;
+    deps.budgets?.record(run, report);
     deps.metrics.upstreamTokens.labels(run.orgId, model, 'prompt').inc(promptTokens);
     deps.metrics.upstreamTokens.labels(run.orgId, model, 'completion').inc(completionTokens);
     // Not fenced by the run's lease: the tokens were spent whoever holds the run now. Fails open like the
     // audit trail: a store hiccup does not fail the step whose reply is already here.
     this.pending = deps.store.usage
       .insertMany([
-        { at: deps.now().toISOString(), orgId: run.orgId, userId: run.userId, keyId: run.keyId, model, promptTokens, completionTokens, requestId: run.id },
+        {
+          at: deps.now().toISOString(),
+          orgId: run.orgId,
+          userId: run.userId,
+          keyId: run.keyId,
+          model,
+          promptTokens,
+          completionTokens,
+          cachedPromptTokens,
+          ...(cost === null ? {} : { cost }),
+          requestId: run.id,
+        },
       ])
       .catch((err: unknown) => {
         deps.logger.warn('run usage record not written', { runId: run.id, errorName: err instanceof Error ? err.name : 'unknown' });
