@@ -132,7 +132,7 @@ export class Guard implements BudgetGuard {
         this.options.logger.warn('budget 80% used', {
           plugin: 'budgets',
           scope: budget.scope,
-          id: budget.id,
+          holderId: budget.id,
           orgId: slot.orgId,
           metric: budget.metric,
           period: budget.period,

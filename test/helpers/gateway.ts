@@ -22,6 +22,10 @@ export interface TestGatewayOptions {
   store?: Store;
   /** Backend of the fresh store when `store` is not given. */
   driver?: 'embedded' | 'postgres';
+  /** The app's clock (default: the system's). */
+  clock?: { now(): Date };
+  /** The app's logger (default: a silent one). */
+  logger?: ReturnType<typeof createLogger>;
 }
 
 export interface TestGateway {
@@ -37,11 +41,11 @@ export interface TestGateway {
 
 export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
   const config = testConfig(options.config ?? {});
-  const logger = createLogger({ level: 'error', silent: process.env['TEST_LOGS'] !== '1' });
+  const logger = options.logger ?? createLogger({ level: 'error', silent: process.env['TEST_LOGS'] !== '1' });
   const owned = options.store ? null : await openTestStore(options.driver ?? 'embedded');
   const store = options.store ?? owned!.store;
   await syncConfiguredState(config, store, logger);
-  const gateway = await buildApp(config, { store, logger });
+  const gateway = await buildApp(config, { store, logger, ...(options.clock ? { clock: options.clock } : {}) });
   const runtime = await startServeRuntime(gateway.services);
   const server: Server = createServer(gateway.app);
   answerClientErrors(server, logger);
