@@ -61,7 +61,10 @@ export class RedisBudgetCounter implements BudgetCounter {
     const batch = this.client().multi();
     for (const slot of slots) {
       const key = this.prefix + slotKey(slot);
-      batch.hincrby(key, 't', used.tokens).hincrby(key, 'c', nano).pexpireat(key, slot.end.getTime() + GRACE_MS);
+      batch
+        .hincrby(key, 't', used.tokens)
+        .hincrby(key, 'c', nano)
+        .pexpireat(key, slot.end.getTime() + GRACE_MS);
     }
     const replies = (await batch.exec()) ?? [];
     const out: Used[] = [];

@@ -63,7 +63,18 @@ for (const driver of ['embedded', 'postgres'] as const) {
       const adminKey = keys.find((k) => k.userId === 'u-admin')!.id;
       const old = new Date(Date.now() - 3 * DAY).toISOString();
       await gw.store.usage.insertMany([
-        { at: old, orgId: 'acme', userId: 'u-admin', keyId: adminKey, model: 'gpt', promptTokens: 1000, completionTokens: 500, cachedPromptTokens: 0, cost: 0.002, requestId: 'run-1' },
+        {
+          at: old,
+          orgId: 'acme',
+          userId: 'u-admin',
+          keyId: adminKey,
+          model: 'gpt',
+          promptTokens: 1000,
+          completionTokens: 500,
+          cachedPromptTokens: 0,
+          cost: 0.002,
+          requestId: 'run-1',
+        },
       ]);
       // The audit trail writes the calls' usage in batches.
       for (let i = 0; i < 200; i += 1) {
@@ -105,12 +116,17 @@ for (const driver of ['embedded', 'postgres'] as const) {
         { userId: 'u-member', keyId: keyOf('u-member'), requests: 1, promptTokens: 7, cachedPromptTokens: 4, completionTokens: 3, cost: 0 },
       ]);
       const month = await get('/v1/usage?groupBy=month', 'admin');
-      assert.equal((month.body['items'] as UsageItem[]).reduce((n, item) => n + item.requests, 0), 4);
+      assert.equal(
+        (month.body['items'] as UsageItem[]).reduce((n, item) => n + item.requests, 0),
+        4,
+      );
     });
 
     it("shows a member only their own usage, and refuses another user's (403)", async () => {
       const { body } = await get('/v1/usage?groupBy=user,model', 'member');
-      assert.deepEqual(body['items'], [{ userId: 'u-member', model: 'gpt-free', requests: 1, promptTokens: 7, cachedPromptTokens: 4, completionTokens: 3, cost: 0 }]);
+      assert.deepEqual(body['items'], [
+        { userId: 'u-member', model: 'gpt-free', requests: 1, promptTokens: 7, cachedPromptTokens: 4, completionTokens: 3, cost: 0 },
+      ]);
       assert.equal((await get('/v1/usage?userId=u-admin', 'member')).status, 403);
       assert.equal((await get('/v1/usage?userId=u-member&groupBy=model', 'member')).status, 200);
       assert.equal((await get('/v1/usage?groupBy=user', 'outsider')).body['items'] instanceof Array, true);

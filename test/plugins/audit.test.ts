@@ -77,7 +77,15 @@ describe('plugins/audit', () => {
       requestId: 'req-9',
     } satisfies AuditRecord);
     const carrying = JSON.parse(auditJsonOf(ctx as never, { status: 404, aborted: false }, at, ctx.usage[0]!)) as AuditRecord;
-    assert.deepEqual(carrying, { ...record, id: carrying.id, latencyMs: carrying.latencyMs, model: awkward, promptTokens: 3, completionTokens: 0, cachedPromptTokens: 0 });
+    assert.deepEqual(carrying, {
+      ...record,
+      id: carrying.id,
+      latencyMs: carrying.latencyMs,
+      model: awkward,
+      promptTokens: 3,
+      completionTokens: 0,
+      cachedPromptTokens: 0,
+    });
     const usage = usageJsonOf(ctx as never, at).map((text) => JSON.parse(text) as UsageRecord);
     const who = { at, orgId: `org ${awkward}`, userId: awkward, keyId: null, requestId: 'req-9' };
     assert.deepEqual(usage, [

@@ -114,7 +114,10 @@ describe('plugins/budgets', function () {
         [periodOf('day', now).start.toISOString(), periodOf('day', now).end.toISOString(), periodOf('day', now).label],
         ['2025-12-31T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 'd2025-12-31'],
       );
-      assert.deepEqual([periodOf('month', now).start.toISOString(), periodOf('month', now).end.toISOString()], ['2025-12-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z']);
+      assert.deepEqual(
+        [periodOf('month', now).start.toISOString(), periodOf('month', now).end.toISOString()],
+        ['2025-12-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z'],
+      );
     });
   });
 
@@ -142,7 +145,15 @@ describe('plugins/budgets', function () {
         queue: { driver: 'bullmq', redisUrl: REDIS_URL, prefix },
         organizations: [
           // Organization budget: 20 tokens a day (two calls).
-          { id: 'org-a', models: ['*'], budgets: [{ metric: 'tokens', period: 'day', limit: 20 }], users: [{ id: 'u-a1', keys: [KEYS.a1] }, { id: 'u-a2', keys: [KEYS.a2] }] },
+          {
+            id: 'org-a',
+            models: ['*'],
+            budgets: [{ metric: 'tokens', period: 'day', limit: 20 }],
+            users: [
+              { id: 'u-a1', keys: [KEYS.a1] },
+              { id: 'u-a2', keys: [KEYS.a2] },
+            ],
+          },
           // User budget: 20 micro-USD a month (two calls of 11).
           { id: 'org-b', models: ['*'], users: [{ id: 'u-b1', keys: [KEYS.b1], budgets: [{ metric: 'cost', period: 'month', limit: 0.00002 }] }] },
           // Key budget (below): 10 tokens a day (one call).
@@ -188,7 +199,16 @@ describe('plugins/budgets', function () {
 
       const status = await fetch(`${gwB.url}/v1/usage/budgets`, { headers: { authorization: `Bearer ${KEYS.a2}` } });
       assert.deepEqual(((await status.json()) as { items: unknown[] }).items, [
-        { scope: 'organization', id: 'org-a', metric: 'tokens', period: 'day', limit: 20, used: 20, ratio: 1, resetsAt: new Date(noon + 12 * 3600_000).toISOString() },
+        {
+          scope: 'organization',
+          id: 'org-a',
+          metric: 'tokens',
+          period: 'day',
+          limit: 20,
+          used: 20,
+          ratio: 1,
+          resetsAt: new Date(noon + 12 * 3600_000).toISOString(),
+        },
       ]);
       await new Promise((resolve) => setTimeout(resolve, 100));
       const warnings = logs.filter((l) => l['message'] === 'budget 80% used' && l['holderId'] === 'org-a');
@@ -243,7 +263,14 @@ describe('plugins/budgets', function () {
         config: {
           ...base,
           models: [{ id: 'fake', provider: 'fake', pricing: PRICING }],
-          organizations: [{ id: 'acme', models: ['*'], budgets: [{ metric: 'tokens', period: 'month', limit: 150 }], users: [{ id: 'u-admin', role: 'admin', keys: [KEYS.a1] }] }],
+          organizations: [
+            {
+              id: 'acme',
+              models: ['*'],
+              budgets: [{ metric: 'tokens', period: 'month', limit: 150 }],
+              users: [{ id: 'u-admin', role: 'admin', keys: [KEYS.a1] }],
+            },
+          ],
           plugins: { auth: { enabled: true }, audit: { enabled: true, flushIntervalMs: 20 }, budgets: { enabled: true, storeRefreshMs: 0 } },
         },
       });

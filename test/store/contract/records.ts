@@ -207,10 +207,31 @@ export function recordsContract(h: StoreHandle): void {
       const json = (items: readonly unknown[]): Buffer => Buffer.from(JSON.stringify(items));
       // T0 is 2025-03-01T10:00Z; 23:30 on Feb 28 is still February in UTC whatever the server's zone.
       const feb = Date.parse('2025-02-28T23:30:00.000Z');
-      const carried: AuditRecord = { ...audit(org, T0), userId: 'u1', keyId: 'k1', model: 'm1', provider: 'p', promptTokens: 10, completionTokens: 2, cachedPromptTokens: 4, cost: 0.25 };
+      const carried: AuditRecord = {
+        ...audit(org, T0),
+        userId: 'u1',
+        keyId: 'k1',
+        model: 'm1',
+        provider: 'p',
+        promptTokens: 10,
+        completionTokens: 2,
+        cachedPromptTokens: 4,
+        cost: 0.25,
+      };
       const uncosted: AuditRecord = { ...audit(org, T0 + DAY), userId: 'u2', keyId: null, model: 'm2', provider: 'p', promptTokens: 3, completionTokens: 1 };
       const usage = [
-        { orgId: org, userId: 'u1', keyId: 'k2', requestId: 'r1', at: at(T0 + 1000), model: 'm1', promptTokens: 5, completionTokens: 5, cachedPromptTokens: 0, cost: 0.5 },
+        {
+          orgId: org,
+          userId: 'u1',
+          keyId: 'k2',
+          requestId: 'r1',
+          at: at(T0 + 1000),
+          model: 'm1',
+          promptTokens: 5,
+          completionTokens: 5,
+          cachedPromptTokens: 0,
+          cost: 0.5,
+        },
         { orgId: org, userId: 'u1', keyId: 'k1', requestId: 'r2', at: at(feb), model: 'm1', promptTokens: 1, completionTokens: 1, cost: 0.125 },
         { orgId: uid('org'), userId: 'u1', keyId: 'k1', requestId: 'r3', at: at(T0), model: 'm1', promptTokens: 100, completionTokens: 100, cost: 9 },
       ];
