@@ -58,9 +58,21 @@ const OPERATIONS: Record<string, [string, string, 'flat' | 'openai' | 'anthropic
   deleteDashboard: ['delete', '/v1/dashboards/{dashboard_id}', 'openai', true],
   viewDashboard: ['get', '/v1/dashboards/{dashboard_id}/view', 'openai', false],
   getDashboardAsset: ['get', '/v1/dashboard_assets/{asset}', 'openai', false],
+  getUsage: ['get', '/v1/usage', 'flat', true],
+  getUsageBudgets: ['get', '/v1/usage/budgets', 'flat', true],
 };
 const KNOWLEDGE_AND_DASHBOARDS = Object.keys(OPERATIONS).filter((id) => /Knowledge|Dashboard/.test(id));
-const EXTENSIONS = ['getAgentWebhooks', 'cancelRun', 'retryRun', 'triggerWebhook', 'listAuditRecords', 'downloadSharedFile', ...KNOWLEDGE_AND_DASHBOARDS];
+const EXTENSIONS = [
+  'getAgentWebhooks',
+  'cancelRun',
+  'retryRun',
+  'triggerWebhook',
+  'listAuditRecords',
+  'downloadSharedFile',
+  'getUsage',
+  'getUsageBudgets',
+  ...KNOWLEDGE_AND_DASHBOARDS,
+];
 const ERROR_SCHEMA = { flat: 'FlatError', openai: 'OpenAIError', anthropic: 'AnthropicError' } as const;
 
 interface Operation {
