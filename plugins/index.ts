@@ -3,8 +3,9 @@
 import type { PluginDefinition } from '../src/pipeline/plugin';
 import audit from './audit';
 import auth from './auth';
+import budgets from './budgets';
 import dlp from './dlp';
 import rateLimit from './rateLimit';
 import stripFields from './stripFields';
 
-export const plugins: readonly PluginDefinition[] = [auth, rateLimit, dlp, stripFields, audit];
+export const plugins: readonly PluginDefinition[] = [auth, rateLimit, budgets, dlp, stripFields, audit];

@@ -8,6 +8,7 @@
 //   bullmq  | enqueue only; job schedulers, pruning, depth      | consumer, recovery, timeouts, depth gauge
 //           | gauge, response lease sweep                       |
 import { errorFields } from './log/logger';
+import { budgetGuardOf } from './model-call/budget-guard';
 import type { JobProcessor } from './queue/port';
 import { RunExecutor, type RedactorFactory } from './runs/executor';
 import { fireSchedule, scheduleEntries } from './runs/schedules';
@@ -93,6 +94,7 @@ async function startConsumer(services: AppServices, closers: Closer[], options: 
     responseEvents: { log: services.responseStreams.log, live: services.responseStreams.live },
     tools: services.tools.loop,
     tracing: services.tracing,
+    budgets: budgetGuardOf(services.pipeline),
     ...(options.redactorFor ? { redactorFor: options.redactorFor } : dlpRedactors(services)),
   });
   const processor: JobProcessor = {

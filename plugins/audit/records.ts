@@ -66,13 +66,19 @@ function redactionsJson(ctx: RequestContext): string {
 /** The JSON text of an empty resource-id map, the common case (routes without path ids). */
 const NO_IDS = '{}';
 
+/** A call's token counts, cached prompt tokens and cost (when priced) as JSON members, after a comma. */
+function usageFieldsJson(usage: UsageReport): string {
+  const counts = `,"promptTokens":${String(usage.promptTokens)},"completionTokens":${String(usage.completionTokens)},"cachedPromptTokens":${String(usage.cachedPromptTokens)}`;
+  return usage.cost === null ? counts : `${counts},"cost":${String(usage.cost)}`;
+}
+
 /** The model call's part of an audit record: model, provider, token counts (own usage only), error code. */
 function modelCallJson(ctx: RequestContext, usage: UsageReport | null): string {
   const call = ctx.modelCall;
   const model = call?.model ?? usage?.model;
   let json = model === undefined ? '' : `,"model":${jsonText(model)}`;
   if (call) json += `,"provider":${jsonText(call.provider)}`;
-  if (usage) json += `,"promptTokens":${String(usage.promptTokens)},"completionTokens":${String(usage.completionTokens)}`;
+  if (usage) json += usageFieldsJson(usage);
   const errorCode = ctx.error?.code ?? call?.errorCode ?? null;
   if (errorCode !== null) json += `,"errorCode":${jsonText(errorCode)}`;
   return json;
@@ -110,10 +116,7 @@ export function usageJsonOf(ctx: RequestContext, at: string): readonly string[] 
   if (!principal || ctx.usage.length === 0) return NO_USAGE;
   const who = `{"at":"${at}","orgId":${jsonText(principal.orgId)},"userId":${jsonText(principal.userId)},"keyId":${jsonTextOrNull(principal.keyId)},`;
   const requestId = jsonText(ctx.requestId);
-  return ctx.usage.map(
-    (u) =>
-      `${who}"model":${jsonText(u.model)},"promptTokens":${String(u.promptTokens)},"completionTokens":${String(u.completionTokens)},"requestId":${requestId}}`,
-  );
+  return ctx.usage.map((u) => `${who}"model":${jsonText(u.model)}${usageFieldsJson(u)},"requestId":${requestId}}`);
 }
 
 /** No usage records (shared: never written to). */

@@ -75,6 +75,8 @@ export class KeyResolver {
               keyId: resolved.key.id,
               role: resolved.user.role,
               groups: Object.freeze([...resolved.groups]) as string[],
+              // The key's token and cost budgets, for the budgets plugin (none: no lookup per call).
+              keyBudgets: Object.freeze([...(resolved.key.budgets ?? [])]),
             })
           : null;
         if (principal) {

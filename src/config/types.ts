@@ -92,6 +92,24 @@ export interface ModelConfig {
   upstream?: string;
   contextWindow?: number;
   created?: number;
+  /** USD per million tokens; absent: the model's calls have no cost. */
+  pricing?: ModelPricing;
+}
+
+/** A model's prices in USD per million tokens (models[].pricing). */
+export interface ModelPricing {
+  input: number;
+  /** Prompt tokens read from a prompt cache (absent: priced as input). */
+  cachedInput?: number;
+  output: number;
+}
+
+/** A token or cost budget per UTC day or month (organizations[].budgets, users[].budgets, API keys). */
+export interface BudgetConfig {
+  metric: 'tokens' | 'cost';
+  period: 'day' | 'month';
+  /** Tokens, or USD. */
+  limit: number;
 }
 
 export interface RateLimitConfig {
@@ -123,6 +141,7 @@ export interface UserConfig {
   name: string;
   role: Role;
   keys: string[];
+  budgets: BudgetConfig[];
   /** Console sign-in: the user a verified email claim maps to (after oidcSubject). */
   email?: string;
   /** Console sign-in: the ID token subject at console.oidc.issuer that is this user. */
@@ -182,6 +201,7 @@ export interface OrganizationConfig {
   models: string[];
   tools: OrganizationToolsConfig;
   rateLimit?: RateLimitConfig;
+  budgets: BudgetConfig[];
   dlp?: DlpPolicyConfig;
   groups: GroupConfig[];
   users: UserConfig[];

@@ -785,6 +785,46 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "getUsage",
+    "method": "get",
+    "template": "/v1/usage",
+    "expressPath": "/v1/usage",
+    "family": "flat",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": "getUsage_query",
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "usage",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "getUsageBudgets",
+    "method": "get",
+    "template": "/v1/usage/budgets",
+    "expressPath": "/v1/usage/budgets",
+    "family": "flat",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "usage",
+      "extension"
+    ]
+  },
+  {
     "operationId": "listAgents",
     "method": "get",
     "template": "/v1/agents/list",

@@ -36,6 +36,8 @@ export const ERROR_REGISTRY = {
   unsupported_media_type: { status: 415, type: 'invalid_request_error', wireCode: 'unsupported_media_type' },
   missing_inputs: { status: 422, type: 'invalid_request_error', wireCode: 'missing_inputs' },
   rate_limited: { status: 429, type: 'rate_limit_error', wireCode: 'rate_limit_exceeded' },
+  /** A token or cost budget (organization, user or key) is used up for its period. */
+  budget_exceeded: { status: 429, type: 'insufficient_quota', wireCode: 'insufficient_quota' },
   headers_too_large: { status: 431, type: 'invalid_request_error', wireCode: 'headers_too_large' },
   internal: { status: 500, type: 'server_error', wireCode: 'internal_error' },
   not_implemented: { status: 501, type: 'server_error', wireCode: 'not_implemented' },

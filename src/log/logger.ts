@@ -42,6 +42,14 @@ const ALLOWED_FIELDS = new Set([
   'path',
   // A hosted tool's egress profile: its name (the proxy URL it stands for is never logged).
   'profile',
+  // A budget (the budgets plugin): whose it is and its terms, and what was used of it.
+  'scope',
+  'holderId',
+  'metric',
+  'period',
+  'limit',
+  'used',
+  'resetsAt',
 ]);
 
 const allowlist = winston.format((info) => {

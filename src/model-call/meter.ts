@@ -4,6 +4,9 @@
 import { isGatewayError } from '../http/errors';
 import type { Usage } from '../canonical/model';
 import type { ModelCallSpan } from '../telemetry/gen-ai';
+import type { UsageReport } from '../pipeline/context';
+import type { ResolvedModel } from '../providers/types';
+import { costOf } from './pricing';
 
 export type UpstreamOutcome = 'ok' | 'error' | 'timeout' | 'aborted';
 
@@ -34,4 +37,23 @@ const MAX_TOKENS = 2_147_483_647;
  */
 export function tokenCount(reported: number): number {
   return Number.isFinite(reported) && reported > 0 ? Math.min(Math.round(reported), MAX_TOKENS) : 0;
+}
+
+/** A call's reported counts made counts, with the cached part of the prompt and the cost by the model's pricing. */
+export function meteredUsage(resolved: ResolvedModel, promptTokens: number, completionTokens: number, cachedPromptTokens: number): UsageReport {
+  const prompt = tokenCount(promptTokens);
+  const completion = tokenCount(completionTokens);
+  const cached = Math.min(tokenCount(cachedPromptTokens), prompt);
+  return {
+    model: resolved.model.id,
+    promptTokens: prompt,
+    completionTokens: completion,
+    cachedPromptTokens: cached,
+    cost: costOf(resolved.model.pricing, prompt, cached, completion),
+  };
+}
+
+/** Tokens a budget counts for a call: its prompt and its completion. */
+export function budgetTokens(report: Pick<UsageReport, 'promptTokens' | 'completionTokens'>): number {
+  return report.promptTokens + report.completionTokens;
 }

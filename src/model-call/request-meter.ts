@@ -7,7 +7,7 @@ import type { ModelCallRecord, RequestContext, UsageReport } from '../pipeline/c
 import type { ResolvedModel } from '../providers/types';
 import type { Usage } from '../canonical/model';
 import type { ModelCallSpan } from '../telemetry/gen-ai';
-import { outcomeOf, tokenCount, type ModelCallMeter, type UpstreamOutcome } from './meter';
+import { meteredUsage, outcomeOf, type ModelCallMeter, type UpstreamOutcome } from './meter';
 
 export class RequestMeter implements ModelCallMeter {
   private readonly started = process.hrtime.bigint();
@@ -30,15 +30,15 @@ export class RequestMeter implements ModelCallMeter {
   }
 
   usage(usage: Usage): void {
-    this.tokens(usage.inputTokens, usage.outputTokens);
+    this.tokens(usage.inputTokens, usage.outputTokens, usage.cachedInputTokens ?? 0);
   }
 
   /** The same, from the counts a relayed reply's usage object gave. */
-  tokens(promptTokens: number, completionTokens: number): void {
+  tokens(promptTokens: number, completionTokens: number, cachedPromptTokens = 0): void {
     if (this.usageRecorded) return;
     this.usageRecorded = true;
-    this.span?.usage({ inputTokens: tokenCount(promptTokens), outputTokens: tokenCount(completionTokens) });
-    const report = { model: this.resolved.model.id, promptTokens: tokenCount(promptTokens), completionTokens: tokenCount(completionTokens) };
+    const report = meteredUsage(this.resolved, promptTokens, completionTokens, cachedPromptTokens);
+    this.span?.usage({ inputTokens: report.promptTokens, outputTokens: report.completionTokens });
     if (this.ctx.finished && this.lateUsage) this.lateUsage(report);
     else this.ctx.usage.push(report);
   }

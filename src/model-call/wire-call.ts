@@ -11,6 +11,8 @@ import type { CallPlan, CallScope } from './model-calls';
 import { RequestMeter } from './request-meter';
 import { startModelCallSpan, type ModelCallSpan } from '../telemetry/gen-ai';
 import { passThroughBody, transformedCopy } from './upstream-body';
+import type { UsageRecord } from '../store/types';
+import { budgetGuardOf } from './budget-guard';
 
 /** A caller wire format as the model-call path needs it. */
 export interface WireCodec {
@@ -37,19 +39,22 @@ export interface RequestScope extends CallScope {
  * the request's records already, so it becomes a usage record of its own, with its token metrics.
  * Fails open like the audit trail.
  */
-function writeLateUsage(ctx: RequestContext, services: Pick<AppServices, 'metrics' | 'store' | 'logger'>, report: UsageReport): void {
+function writeLateUsage(ctx: RequestContext, services: Pick<AppServices, 'metrics' | 'store' | 'logger' | 'pipeline'>, report: UsageReport): void {
   const principal = ctx.principal;
   if (!principal) return;
   services.metrics.upstreamTokens.labels(principal.orgId, report.model, 'prompt').inc(report.promptTokens);
   services.metrics.upstreamTokens.labels(principal.orgId, report.model, 'completion').inc(report.completionTokens);
-  const record = {
+  const { cost, ...counts } = report;
+  const record: UsageRecord = {
     at: new Date().toISOString(),
     orgId: principal.orgId,
     userId: principal.userId,
     keyId: principal.keyId,
     requestId: ctx.requestId,
-    ...report,
+    ...counts,
+    ...(cost === null ? {} : { cost }),
   };
+  budgetGuardOf(services.pipeline)?.record(principal, report);
   services.store.usage.insertMany([record]).catch((err: unknown) => {
     services.logger.warn('late usage record not written', { requestId: ctx.requestId, errorName: err instanceof Error ? err.name : 'unknown' });
   });
@@ -61,7 +66,7 @@ function writeLateUsage(ctx: RequestContext, services: Pick<AppServices, 'metric
  */
 export function requestScope(
   ctx: RequestContext,
-  services: Pick<AppServices, 'metrics' | 'store' | 'logger'> & Partial<Pick<AppServices, 'tracing'>>,
+  services: Pick<AppServices, 'metrics' | 'store' | 'logger' | 'pipeline'> & Partial<Pick<AppServices, 'tracing'>>,
   detached = false,
 ): RequestScope {
   const orgId = ctx.principal?.orgId ?? 'default';
@@ -97,7 +102,7 @@ function modelCallSpan(tracing: NonNullable<AppServices['tracing']>, ctx: Reques
  */
 export function prepareWireCall(
   ctx: RequestContext,
-  services: Pick<AppServices, 'modelCalls' | 'metrics' | 'store' | 'logger'> & Partial<Pick<AppServices, 'tracing'>>,
+  services: Pick<AppServices, 'modelCalls' | 'metrics' | 'store' | 'logger' | 'pipeline'> & Partial<Pick<AppServices, 'tracing'>>,
   codec: WireCodec,
   body: JsonObject,
   options: { detached?: boolean; canonical?: boolean } = {},

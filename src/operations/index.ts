@@ -13,6 +13,7 @@ import { getLiveness, getMetrics, getReadiness } from './meta/health';
 import { listModels } from './models/list-models';
 import { createResponse } from './responses/create-response';
 import { getResponse, listResponseInputItems } from './responses/stored';
+import { usageHandlers } from './usage/index';
 import type { Handler } from './types';
 
 export const handlers: Readonly<Record<string, Handler>> = {
@@ -34,5 +35,6 @@ export const handlers: Readonly<Record<string, Handler>> = {
   ...fileHandlers,
   ...knowledgeHandlers,
   ...dashboardHandlers,
+  ...usageHandlers,
   ...consoleAuthHandlers,
 };

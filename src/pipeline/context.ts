@@ -30,6 +30,10 @@ export interface UsageReport {
   model: string;
   promptTokens: number;
   completionTokens: number;
+  /** Of promptTokens, those read from a prompt cache. */
+  cachedPromptTokens: number;
+  /** USD by the model's pricing; null when it has none. */
+  cost: number | null;
 }
 
 /** The model call a request made: what it called, and how it ended when it failed. */

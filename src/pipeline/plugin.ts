@@ -6,6 +6,7 @@ import type { Store } from '../store/port';
 import type { Metrics } from '../log/metrics';
 import type { Redactor, RequestContext } from './context';
 import type { RedisProvider } from '../queue/redis';
+import type { BudgetGuard } from '../model-call/budget-guard';
 
 /**
  * Where a plugin runs. In: identify (request id, body limit) -> authenticate -> admit (rate limit)
@@ -50,6 +51,11 @@ export interface PluginHooks {
    * has no policy. Offered by the dlp plugin, so the core needs none of its internals.
    */
   redactorFor?(orgId: string): Redactor | null;
+  /**
+   * Token and cost budgets outside the request pipeline (agent runs, usage reported after a request
+   * ended, GET /v1/usage/budgets). Offered by the budgets plugin.
+   */
+  readonly budgets?: BudgetGuard;
 }
 
 export interface JsonSchema {

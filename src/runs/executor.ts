@@ -17,7 +17,9 @@ import type { Metrics } from '../log/metrics';
 import { assembleResponse, responseText, responseToParts } from '../canonical/assemble';
 import type { JsonObject, ModelRequest, ModelResponse, StreamPart, ToolCallPart, ToolDefinition } from '../canonical/model';
 import { toolsToCanonical } from '../formats/responses/request-tools';
+import { isGatewayError } from '../http/errors';
 import type { ToolCallResult, ToolJournal, ToolLoop, ToolLoopScope } from '../tools/loop';
+import type { BudgetGuard } from '../model-call/budget-guard';
 import type { ModelCalls } from '../model-call/model-calls';
 import type { ResolvedModel } from '../providers/types';
 import type { ResponseEventLog, LiveEvents } from '../responses';
@@ -58,6 +60,8 @@ export interface ExecutorDeps {
   tools: ToolLoop;
   /** Tracing (null or absent: off): a span per execution, per step, per model and tool call. */
   tracing?: Tracing | null;
+  /** Token and cost budgets (the budgets plugin): every model call of a run is admitted first. */
+  budgets?: BudgetGuard | null;
   /**
    * Where runs started through the Responses interface (`model: agent/<id>`) write their response's
    * events (run-response-stream.ts). Without it such runs execute all the same, unstreamed.
@@ -482,6 +486,8 @@ export class RunExecutor {
     ctx.signal.throwIfAborted();
     if (!(await this.extendLease(ctx.fence))) throw new RunStopped('lease_lost');
     ctx.signal.throwIfAborted();
+    // A run whose organization, user or key has used up a budget fails here, before the upstream call.
+    await this.deps.budgets?.admit({ orgId: ctx.run.orgId, userId: ctx.run.userId, keyId: ctx.run.keyId });
     let meter: RunMeter | null = null;
     const scope = {
       orgId: ctx.run.orgId,
@@ -527,6 +533,8 @@ export class RunExecutor {
       return parseVerdict(await this.call(ctx, judgeRequest(model, objective, prompt, produced)));
     } catch (err) {
       if (ctx.signal.aborted || err instanceof RunStopped || err instanceof LeaseLostError) throw err;
+      // Over budget: the run fails with it, as its next model call would.
+      if (isGatewayError(err) && err.code === 'budget_exceeded') throw err;
       // A judge that cannot be reached leaves the verdict undetermined; the run itself goes on.
       return { result: 'unknown', explanation: `The judge call failed: ${err instanceof Error ? err.message : String(err)}` };
     }

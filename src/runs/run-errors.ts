@@ -7,6 +7,8 @@ export type RunErrorCode =
   | 'upstream_error'
   | 'upstream_timeout'
   | 'model_not_found'
+  /** A token or cost budget of the run's organization, user or key is used up (the message names it and when it resets). */
+  | 'budget_exceeded'
   /** The run's executions were interrupted (worker stopped or crashed) more often than allowed. */
   | 'interrupted'
   /** The agent version the run executes no longer exists. */
@@ -27,6 +29,9 @@ export interface RunError {
 export function runErrorOf(err: unknown): RunError {
   const message = err instanceof Error && err.message ? err.message : 'The run failed.';
   // Model calls are the only source of GatewayErrors inside a step.
-  if (isGatewayError(err)) return { code: err.code === 'upstream_timeout' || err.code === 'model_not_found' ? err.code : 'upstream_error', message };
+  if (isGatewayError(err)) {
+    const code = err.code === 'upstream_timeout' || err.code === 'model_not_found' || err.code === 'budget_exceeded' ? err.code : 'upstream_error';
+    return { code, message };
+  }
   return { code: 'run_error', message };
 }

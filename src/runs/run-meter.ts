@@ -6,7 +6,8 @@ import type { Usage } from '../canonical/model';
 import type { Metrics } from '../log/metrics';
 import { toGatewayError } from '../http/errors';
 import type { ModelCallSpan } from '../telemetry/gen-ai';
-import { outcomeOf, tokenCount, type ModelCallMeter, type UpstreamOutcome } from '../model-call/meter';
+import type { BudgetGuard } from '../model-call/budget-guard';
+import { meteredUsage, outcomeOf, type ModelCallMeter, type UpstreamOutcome } from '../model-call/meter';
 import type { ResolvedModel } from '../providers/types';
 import type { Store } from '../store/port';
 import type { RunRecord } from '../store/types';
@@ -16,6 +17,8 @@ export interface RunMeterDeps {
   metrics: Metrics;
   logger: Logger;
   now(): Date;
+  /** Token and cost budgets the run's calls are charged to. */
+  budgets?: BudgetGuard | null;
 }
 
 export type MeteredRun = Pick<RunRecord, 'id' | 'orgId' | 'userId' | 'keyId'>;
@@ -43,9 +46,9 @@ export class RunMeter implements ModelCallMeter {
     if (this.usageRecorded) return;
     this.usageRecorded = true;
     const { deps, run } = this;
-    const model = this.resolved.model.id;
-    const promptTokens = tokenCount(usage.inputTokens);
-    const completionTokens = tokenCount(usage.outputTokens);
+    const report = meteredUsage(this.resolved, usage.inputTokens, usage.outputTokens, usage.cachedInputTokens ?? 0);
+    const { model, promptTokens, completionTokens, cachedPromptTokens, cost } = report;
+    deps.budgets?.record(run, report);
     this.span?.usage({ inputTokens: promptTokens, outputTokens: completionTokens });
     deps.metrics.upstreamTokens.labels(run.orgId, model, 'prompt').inc(promptTokens);
     deps.metrics.upstreamTokens.labels(run.orgId, model, 'completion').inc(completionTokens);
@@ -53,7 +56,18 @@ export class RunMeter implements ModelCallMeter {
     // audit trail: a store hiccup does not fail the step whose reply is already here.
     this.pending = deps.store.usage
       .insertMany([
-        { at: deps.now().toISOString(), orgId: run.orgId, userId: run.userId, keyId: run.keyId, model, promptTokens, completionTokens, requestId: run.id },
+        {
+          at: deps.now().toISOString(),
+          orgId: run.orgId,
+          userId: run.userId,
+          keyId: run.keyId,
+          model,
+          promptTokens,
+          completionTokens,
+          cachedPromptTokens,
+          ...(cost === null ? {} : { cost }),
+          requestId: run.id,
+        },
       ])
       .catch((err: unknown) => {
         deps.logger.warn('run usage record not written', { runId: run.id, errorName: err instanceof Error ? err.name : 'unknown' });

@@ -32,7 +32,10 @@ import type {
   StepInit,
   StepVerdictRecord,
   StoredFileRecord,
+  UsageGroupRow,
+  UsageQuery,
   UsageRecord,
+  UsageSpent,
   UsageTotal,
   UserRecord,
   VisibleAgent,
@@ -338,6 +341,10 @@ export interface AuditRepository {
 export interface UsageRepository {
   insertMany(records: readonly UsageRecord[]): Promise<void>;
   totals(orgId: string, since: string | null): Promise<UsageTotal[]>;
+  /** Sums per group, ordered by the groups (time buckets first); served by the (org_id, at) indexes. */
+  query(query: UsageQuery): Promise<UsageGroupRow[]>;
+  /** Tokens and cost of the organization, of `userId` and of `keyId` (null: none) at or after `since`. */
+  spent(orgId: string, userId: string | null, keyId: string | null, since: string): Promise<UsageSpent>;
 }
 
 /** Small installation-wide values (e.g. the secret webhook URLs are derived from). */

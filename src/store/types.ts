@@ -12,6 +12,15 @@ export interface Principal {
   groups: string[];
   /** Id of the console session used, when the credential was a console session token (keyId is then null). */
   sessionId?: string;
+  /** The budgets of the key used (ApiKeyRecord.budgets), when it has any. */
+  keyBudgets?: readonly BudgetSpec[];
+}
+
+/** A token or cost budget per UTC day or month (cost in USD), as an API key carries it. */
+export interface BudgetSpec {
+  metric: 'tokens' | 'cost';
+  period: 'day' | 'month';
+  limit: number;
 }
 
 export interface OrganizationRecord {
@@ -52,6 +61,8 @@ export interface ApiKeyRecord {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  /** Token and cost budgets of this key, beside its user's and organization's. */
+  budgets?: BudgetSpec[];
 }
 
 /**
@@ -368,6 +379,10 @@ export interface AuditRecord {
    */
   promptTokens?: number;
   completionTokens?: number;
+  /** Of promptTokens, those read from a prompt cache (with the token counts). */
+  cachedPromptTokens?: number;
+  /** What the call cost in USD by models[].pricing (with the token counts; absent: the model has no pricing). */
+  cost?: number;
   /** The stable error code (ERROR_REGISTRY) the call ended with, when it failed. */
   errorCode?: string;
   /** Set when values were shortened to keep the record within its size bound. */
@@ -391,6 +406,50 @@ export interface UsageRecord {
   promptTokens: number;
   completionTokens: number;
   requestId: string;
+  /** Of promptTokens, those read from a prompt cache (absent: 0). */
+  cachedPromptTokens?: number;
+  /** USD by models[].pricing (absent: the model has no pricing). */
+  cost?: number;
+}
+
+export type UsageGroup = 'day' | 'month' | 'model' | 'user' | 'key';
+
+/** GET /v1/usage: an organization's usage between two times, grouped. */
+export interface UsageQuery {
+  orgId: string;
+  /** Inclusive. */
+  since: string;
+  /** Exclusive. */
+  until: string;
+  groupBy: readonly UsageGroup[];
+  userId?: string;
+  keyId?: string;
+  model?: string;
+  /** At most this many groups (the caller asks one more to tell the result was cut). */
+  limit: number;
+}
+
+/** One group of a usage query: the grouped-by fields present, the sums. */
+export interface UsageGroupRow {
+  /** YYYY-MM-DD (UTC). */
+  day?: string;
+  /** YYYY-MM (UTC). */
+  month?: string;
+  model?: string;
+  userId?: string | null;
+  keyId?: string | null;
+  requests: number;
+  promptTokens: number;
+  cachedPromptTokens: number;
+  completionTokens: number;
+  cost: number;
+}
+
+/** What an organization, and one user and one key of it, spent since a time (budgets counted by the store). */
+export interface UsageSpent {
+  organization: { tokens: number; cost: number };
+  user: { tokens: number; cost: number };
+  key: { tokens: number; cost: number };
 }
 
 export interface UsageTotal {

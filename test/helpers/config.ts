@@ -45,6 +45,7 @@ export function baseConfigDocument(): ConfigDocument {
     plugins: {
       auth: { enabled: false },
       rateLimit: { enabled: false },
+      budgets: { enabled: false },
       dlp: { enabled: false },
       stripFields: { enabled: false },
       audit: { enabled: false },

@@ -25,6 +25,8 @@ export interface TestGatewayOptions {
   driver?: 'embedded' | 'postgres';
   /** The gateway's logger (default: errors only, silent unless TEST_LOGS=1). */
   logger?: Logger;
+  /** The app's clock (default: the system's). */
+  clock?: { now(): Date };
 }
 
 export interface TestGateway {
@@ -44,7 +46,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const owned = options.store ? null : await openTestStore(options.driver ?? 'embedded');
   const store = options.store ?? owned!.store;
   await syncConfiguredState(config, store, logger);
-  const gateway = await buildApp(config, { store, logger });
+  const gateway = await buildApp(config, { store, logger, ...(options.clock ? { clock: options.clock } : {}) });
   const runtime = await startServeRuntime(gateway.services);
   const server: Server = createServer(gateway.app);
   answerClientErrors(server, logger);

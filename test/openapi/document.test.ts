@@ -60,6 +60,8 @@ const OPERATIONS: Record<string, [string, string, 'flat' | 'openai' | 'anthropic
   deleteDashboard: ['delete', '/v1/dashboards/{dashboard_id}', 'openai', true],
   viewDashboard: ['get', '/v1/dashboards/{dashboard_id}/view', 'openai', false],
   getDashboardAsset: ['get', '/v1/dashboard_assets/{asset}', 'openai', false],
+  getUsage: ['get', '/v1/usage', 'flat', true],
+  getUsageBudgets: ['get', '/v1/usage/budgets', 'flat', true],
   getConsoleAuthConfig: ['get', '/console/auth/config', 'flat', false],
   startConsoleOidcLogin: ['get', '/console/auth/oidc/login', 'flat', false],
   completeConsoleOidcLogin: ['get', '/console/auth/oidc/callback', 'flat', false],
@@ -77,6 +79,8 @@ const EXTENSIONS = [
   'triggerWebhook',
   'listAuditRecords',
   'downloadSharedFile',
+  'getUsage',
+  'getUsageBudgets',
   ...KNOWLEDGE_AND_DASHBOARDS,
   ...CONSOLE_AUTH,
 ];

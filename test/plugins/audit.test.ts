@@ -54,8 +54,8 @@ describe('plugins/audit', () => {
       principal: { orgId: `org ${awkward}`, userId: awkward, keyId: null, role: 'member', groups: [] },
       resourceIds: { runId: awkward },
       usage: [
-        { model: awkward, promptTokens: 3, completionTokens: 0 },
-        { model: 'm2', promptTokens: 1, completionTokens: 2 },
+        { model: awkward, promptTokens: 3, completionTokens: 0, cachedPromptTokens: 0, cost: null },
+        { model: 'm2', promptTokens: 1, completionTokens: 2, cachedPromptTokens: 1, cost: 0.000012 },
       ],
     };
     const at = isoNow();
@@ -77,12 +77,20 @@ describe('plugins/audit', () => {
       requestId: 'req-9',
     } satisfies AuditRecord);
     const carrying = JSON.parse(auditJsonOf(ctx as never, { status: 404, aborted: false }, at, ctx.usage[0]!)) as AuditRecord;
-    assert.deepEqual(carrying, { ...record, id: carrying.id, latencyMs: carrying.latencyMs, model: awkward, promptTokens: 3, completionTokens: 0 });
+    assert.deepEqual(carrying, {
+      ...record,
+      id: carrying.id,
+      latencyMs: carrying.latencyMs,
+      model: awkward,
+      promptTokens: 3,
+      completionTokens: 0,
+      cachedPromptTokens: 0,
+    });
     const usage = usageJsonOf(ctx as never, at).map((text) => JSON.parse(text) as UsageRecord);
     const who = { at, orgId: `org ${awkward}`, userId: awkward, keyId: null, requestId: 'req-9' };
     assert.deepEqual(usage, [
-      { ...who, model: awkward, promptTokens: 3, completionTokens: 0 },
-      { ...who, model: 'm2', promptTokens: 1, completionTokens: 2 },
+      { ...who, model: awkward, promptTokens: 3, completionTokens: 0, cachedPromptTokens: 0 },
+      { ...who, model: 'm2', promptTokens: 1, completionTokens: 2, cachedPromptTokens: 1, cost: 0.000012 },
     ]);
     assert.equal(new Date(at).toISOString(), at);
     const unauthenticated = JSON.parse(auditJsonOf({ ...ctx, principal: null, resourceIds: {} } as never, { status: 401, aborted: false }, at)) as AuditRecord;
@@ -248,14 +256,14 @@ describe('plugins/audit', () => {
         startedAt: process.hrtime.bigint(),
         principal: { orgId: 'acme', userId: 'u1', keyId: 'key_1', role: 'member', groups: [] },
         resourceIds: {},
-        usage: [{ model: 'demo', promptTokens: 12, completionTokens: 5 }],
+        usage: [{ model: 'demo', promptTokens: 12, completionTokens: 5, cachedPromptTokens: 0, cost: null }],
       };
       hooks.onFinish?.(ctx as never, { status: 200, aborted: false });
       hooks.onFinish?.({ ...ctx, route: route('getLiveness', '/health/live'), usage: [] } as never, { status: 200, aborted: false });
       // Several upstream calls in one request, and usage of a call whose operation is not audited.
       const two = [
-        { model: 'demo', promptTokens: 1, completionTokens: 2 },
-        { model: 'other', promptTokens: 3, completionTokens: 4 },
+        { model: 'demo', promptTokens: 1, completionTokens: 2, cachedPromptTokens: 0, cost: null },
+        { model: 'other', promptTokens: 3, completionTokens: 4, cachedPromptTokens: 2, cost: 0.5 },
       ];
       hooks.onFinish?.({ ...ctx, requestId: 'req-2', usage: two } as never, { status: 200, aborted: false });
       hooks.onFinish?.({ ...ctx, requestId: 'req-3', route: route('getUsage', '/v1/x') } as never, { status: 200, aborted: false });
@@ -276,11 +284,11 @@ describe('plugins/audit', () => {
       assert.deepEqual([record?.model, record?.promptTokens, record?.completionTokens], ['demo', 12, 5]);
       assert.equal(severalCalls?.model, undefined);
       assert.deepEqual(
-        usage.map((u) => [u.orgId, u.model, u.promptTokens, u.completionTokens, u.requestId]),
+        usage.map((u) => [u.orgId, u.model, u.promptTokens, u.completionTokens, u.cachedPromptTokens, u.cost, u.requestId]),
         [
-          ['acme', 'demo', 1, 2, 'req-2'],
-          ['acme', 'other', 3, 4, 'req-2'],
-          ['acme', 'demo', 12, 5, 'req-3'],
+          ['acme', 'demo', 1, 2, 0, undefined, 'req-2'],
+          ['acme', 'other', 3, 4, 2, 0.5, 'req-2'],
+          ['acme', 'demo', 12, 5, 0, undefined, 'req-3'],
         ],
       );
       const text = await metrics.registry.metrics();

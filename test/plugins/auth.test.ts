@@ -107,7 +107,7 @@ describe('plugins/auth', () => {
       const resolver = new KeyResolver(keys, logger, options);
       const [a, b] = await Promise.all([resolver.resolve('h1'), resolver.resolve('h1')]);
       assert.equal(keys.resolves, 1);
-      assert.deepEqual(a, { orgId: 'acme', userId: 'u1', keyId: 'k1', role: 'admin', groups: ['finance'] });
+      assert.deepEqual(a, { orgId: 'acme', userId: 'u1', keyId: 'k1', role: 'admin', groups: ['finance'], keyBudgets: [] });
       assert.equal(a, b);
       assert.equal(resolver.cached('h1'), a);
       assert.ok(Object.isFrozen(a), 'a cached principal cannot be changed by one request for the next');

@@ -84,7 +84,7 @@ describe('plugin pipeline', () => {
     it('puts the registered plugins in the documented order', () => {
       assert.deepEqual(
         sortPlugins(plugins).map((p) => `${p.phase}:${p.name}`),
-        ['authenticate:auth', 'admit:rateLimit', 'inspect:dlp', 'inspect:stripFields', 'record:audit'],
+        ['authenticate:auth', 'admit:rateLimit', 'admit:budgets', 'inspect:dlp', 'inspect:stripFields', 'record:audit'],
       );
     });
 
@@ -176,6 +176,7 @@ describe('plugin pipeline', () => {
           plugins: {
             auth: { enabled: true },
             rateLimit: { enabled: true },
+            budgets: { enabled: true },
             dlp: { enabled: true },
             stripFields: { enabled: true },
             audit: { enabled: true, flushIntervalMs: 50 },
@@ -186,7 +187,7 @@ describe('plugin pipeline', () => {
       try {
         assert.deepEqual(
           gw.gateway.services.pipeline.plugins.map((p) => p.definition.name),
-          ['auth', 'rateLimit', 'dlp', 'stripFields', 'audit'],
+          ['auth', 'rateLimit', 'budgets', 'dlp', 'stripFields', 'audit'],
         );
         const res = await request(gw.url)
           .post('/v1/chat/completions')

@@ -7,6 +7,24 @@ const KEY = Buffer.from('"usage"');
 export interface PeekedUsage {
   promptTokens: number;
   completionTokens: number;
+  /** Of promptTokens, those read from a prompt cache (0 when the usage object says nothing of it). */
+  cachedPromptTokens: number;
+}
+
+const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
+
+/**
+ * Cached prompt tokens as each wire reports them: chat's prompt_tokens_details.cached_tokens, the
+ * Responses API's input_tokens_details.cached_tokens, Anthropic's cache_read_input_tokens.
+ */
+function cachedOf(usage: Record<string, unknown>): number {
+  for (const details of [usage['prompt_tokens_details'], usage['input_tokens_details']]) {
+    if (details !== null && typeof details === 'object') {
+      const cached = (details as Record<string, unknown>)['cached_tokens'];
+      if (typeof cached === 'number') return count(cached);
+    }
+  }
+  return count(usage['cache_read_input_tokens']);
 }
 
 function objectEnd(bytes: Buffer, start: number): number {
@@ -29,14 +47,25 @@ function objectEnd(bytes: Buffer, start: number): number {
   return -1;
 }
 
-/** The token counts of a usage object (chat's prompt/completion or messages' input/output), or null. */
+/**
+ * The token counts of a usage object (chat's prompt/completion, messages' or Responses' input/output),
+ * or null. Anthropic's input_tokens leaves out the prompt's cache reads and writes (reported apart): they
+ * are added, so the prompt is the whole prompt as the canonical usage counts it.
+ */
 export function usageCounts(usage: unknown): PeekedUsage | null {
   if (usage === null || typeof usage !== 'object') return null;
-  const { prompt_tokens, completion_tokens, input_tokens, output_tokens } = usage as Record<string, unknown>;
+  const fields = usage as Record<string, unknown>;
+  const { prompt_tokens, completion_tokens, input_tokens, output_tokens } = fields;
   const prompt = prompt_tokens ?? input_tokens;
   const completion = completion_tokens ?? output_tokens;
   if (typeof prompt !== 'number' && typeof completion !== 'number') return null;
-  return { promptTokens: typeof prompt === 'number' ? prompt : 0, completionTokens: typeof completion === 'number' ? completion : 0 };
+  const cacheWrites = prompt_tokens === undefined ? count(fields['cache_creation_input_tokens']) : 0;
+  const cacheReads = prompt_tokens === undefined && !('input_tokens_details' in fields) ? count(fields['cache_read_input_tokens']) : 0;
+  return {
+    promptTokens: (typeof prompt === 'number' ? prompt : 0) + cacheReads + cacheWrites,
+    completionTokens: typeof completion === 'number' ? completion : 0,
+    cachedPromptTokens: cachedOf(fields),
+  };
 }
 
 /** The last usage object with token counts in `bytes`, or null. */

@@ -39,7 +39,7 @@ export async function relayJson(response: UpstreamResponse, call: RequestMeter):
     throw err;
   }
   const { usage } = parsed;
-  call.tokens(usage?.promptTokens ?? 0, usage?.completionTokens ?? 0);
+  call.tokens(usage?.promptTokens ?? 0, usage?.completionTokens ?? 0, usage?.cachedPromptTokens ?? 0);
   call.finish('ok');
   // An explicit length spares chunked framing on the client side of the hop.
   return { status: 200, headers: { 'content-length': String(bytes.length) }, raw: { contentType: 'application/json', data: bytes } };
@@ -123,7 +123,7 @@ export async function relaySse(
   sse.end();
   // Usage before the outcome: the call's span (tracing on) ends with the outcome, carrying its tokens.
   const usage = tail.usage();
-  call.tokens(usage?.promptTokens ?? 0, usage?.completionTokens ?? 0);
+  call.tokens(usage?.promptTokens ?? 0, usage?.completionTokens ?? 0, usage?.cachedPromptTokens ?? 0);
   if (failed) call.fail(failure);
   else call.finish(clientLeft ? 'aborted' : 'ok');
   return undefined;

@@ -21,6 +21,10 @@ export const listModels: Handler = async (ctx, services) => {
         object: 'model',
         created: modelCreated(model),
         owned_by: model.provider,
+        context_window: model.contextWindow ?? null,
+        pricing: model.pricing
+          ? { input: model.pricing.input, cached_input: model.pricing.cachedInput ?? model.pricing.input, output: model.pricing.output }
+          : null,
       })),
     },
   };

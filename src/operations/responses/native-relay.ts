@@ -7,6 +7,7 @@
 // garbage or is cut ends with `error` then `response.failed`, as the spec's Events rule 3 says.
 // A stored response (`store: true`) carries the gateway's own id, not the upstream's: the record is
 // ours, keyed on that id, and an upstream's ids need not be unique across upstreams (or at all).
+import { usageCounts } from '../../formats/chat/peek-usage';
 import { GatewayError, toGatewayError } from '../../http/errors';
 import { SseWriter } from '../../http/sse';
 import type { RequestMeter } from '../../model-call/request-meter';
@@ -28,9 +29,8 @@ const SNAPSHOTS = new Set(['response.created', 'response.in_progress', 'response
 function meterUsage(meter: RequestMeter, response: Json): void {
   const usage = response['usage'];
   if (!isRecord(usage)) return;
-  const input = usage['input_tokens'];
-  const output = usage['output_tokens'];
-  meter.tokens(typeof input === 'number' ? input : 0, typeof output === 'number' ? output : 0);
+  const counts = usageCounts(usage);
+  meter.tokens(counts?.promptTokens ?? 0, counts?.completionTokens ?? 0, counts?.cachedPromptTokens ?? 0);
 }
 
 /** Where a relayed reply goes besides the caller: with a sink, stored under `id` (the gateway's). */

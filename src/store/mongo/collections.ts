@@ -208,6 +208,8 @@ export interface UsageDoc {
   promptTokens: number;
   completionTokens: number;
   requestId: string;
+  cachedPromptTokens?: number;
+  cost?: number;
 }
 
 export interface SettingDoc {

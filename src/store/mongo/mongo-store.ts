@@ -23,6 +23,7 @@ const SCHEMA_NAMES: Record<number, string> = {
   3: 'stored files',
   4: 'knowledge stores and dashboards',
   5: 'hosted tool state per conversation',
+  7: 'usage grouped per user and key',
   8: 'console sessions',
 };
 /** Documents deleted per prune round trip. */
@@ -63,6 +64,8 @@ async function createIndexes(c: Collections): Promise<void> {
     c.audit.createIndex({ orgId: 1, at: 1, _id: 1 }),
     c.audit.createIndex({ at: 1 }),
     c.usage.createIndex({ orgId: 1, at: 1 }),
+    // GET /v1/usage of one member (members see only their own) and user budgets counted by the store.
+    c.usage.createIndex({ orgId: 1, userId: 1, at: 1 }),
     c.usage.createIndex({ at: 1 }),
     // A conversation's tool state is forgotten by conversation; the retention prune reads updatedAt.
     c.toolState.createIndex({ conversationId: 1 }),

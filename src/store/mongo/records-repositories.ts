@@ -1,6 +1,15 @@
-import type { Filter } from 'mongodb';
+import type { Document, Filter } from 'mongodb';
 import type { AuditRepository, ResponseRepository, StepVerdictRepository, UsageRepository } from '../port';
-import { LeaseLostError, type AuditRecord, type ResponseRecord, type StepInit, type UsageRecord } from '../types';
+import {
+  LeaseLostError,
+  type AuditRecord,
+  type ResponseRecord,
+  type StepInit,
+  type UsageGroup,
+  type UsageGroupRow,
+  type UsageQuery,
+  type UsageRecord,
+} from '../types';
 import { date, dateOrNull, insertManyIgnoringDuplicates, isoOrNull, type AuditDoc, type Collections, type ResponseDoc, type StepDoc } from './collections';
 
 function toResponse(doc: ResponseDoc): ResponseRecord {
@@ -263,6 +272,8 @@ export function usageCarriedBy(records: readonly AuditRecord[]): UsageRecord[] {
       promptTokens: r.promptTokens ?? 0,
       completionTokens: r.completionTokens ?? 0,
       requestId: r.requestId,
+      ...(r.cachedPromptTokens !== undefined ? { cachedPromptTokens: r.cachedPromptTokens } : {}),
+      ...(r.cost !== undefined ? { cost: r.cost } : {}),
     });
   }
   return usage;
@@ -280,9 +291,31 @@ async function insertUsageDocs(c: Collections, records: readonly UsageRecord[]):
       promptTokens: r.promptTokens,
       completionTokens: r.completionTokens,
       requestId: r.requestId,
+      ...(r.cachedPromptTokens !== undefined ? { cachedPromptTokens: r.cachedPromptTokens } : {}),
+      ...(typeof r.cost === 'number' ? { cost: r.cost } : {}),
     })),
   );
 }
+
+/** Each group's value in the aggregation's group key (buckets in UTC). */
+const GROUP_KEYS: Record<UsageGroup, unknown> = {
+  day: { $dateToString: { format: '%Y-%m-%d', date: '$at', timezone: 'UTC' } },
+  month: { $dateToString: { format: '%Y-%m', date: '$at', timezone: 'UTC' } },
+  model: '$model',
+  user: '$userId',
+  key: '$keyId',
+};
+const GROUP_FIELDS: Record<UsageGroup, 'day' | 'month' | 'model' | 'userId' | 'keyId'> = {
+  day: 'day',
+  month: 'month',
+  model: 'model',
+  user: 'userId',
+  key: 'keyId',
+};
+
+const sumOf = (field: string): Document => ({ $sum: { $ifNull: [`$${field}`, 0] } });
+const tokensOf = { $add: [{ $ifNull: ['$promptTokens', 0] }, { $ifNull: ['$completionTokens', 0] }] };
+const sumWhen = (condition: Document, value: unknown): Document => ({ $sum: { $cond: [condition, value, 0] } });
 
 export function mongoUsage(c: Collections): UsageRepository {
   return {
@@ -297,6 +330,70 @@ export function mongoUsage(c: Collections): UsageRepository {
         ])
         .toArray();
       return rows.map((r) => ({ model: r._id, requests: r.requests, promptTokens: r.promptTokens, completionTokens: r.completionTokens }));
+    },
+    async query(query: UsageQuery) {
+      const match: Document = { orgId: query.orgId, at: { $gte: date(query.since), $lt: date(query.until) } };
+      if (query.userId !== undefined) match['userId'] = query.userId;
+      if (query.keyId !== undefined) match['keyId'] = query.keyId;
+      if (query.model !== undefined) match['model'] = query.model;
+      const key = Object.fromEntries(query.groupBy.map((g) => [GROUP_FIELDS[g], GROUP_KEYS[g]]));
+      const sort = Object.fromEntries(query.groupBy.map((g) => [`_id.${GROUP_FIELDS[g]}`, 1 as const]));
+      const pipeline: Document[] = [
+        { $match: match },
+        {
+          $group: {
+            _id: key,
+            requests: { $sum: 1 },
+            promptTokens: sumOf('promptTokens'),
+            cachedPromptTokens: sumOf('cachedPromptTokens'),
+            completionTokens: sumOf('completionTokens'),
+            cost: sumOf('cost'),
+          },
+        },
+      ];
+      if (query.groupBy.length > 0) pipeline.push({ $sort: sort });
+      pipeline.push({ $limit: query.limit });
+      const rows = await c.usage.aggregate<Document>(pipeline).toArray();
+      return rows.map((row) => {
+        const out: UsageGroupRow = {
+          requests: Number(row['requests']),
+          promptTokens: Number(row['promptTokens']),
+          cachedPromptTokens: Number(row['cachedPromptTokens']),
+          completionTokens: Number(row['completionTokens']),
+          cost: Number(row['cost']),
+        };
+        const id = (row['_id'] ?? {}) as Record<string, unknown>;
+        for (const group of query.groupBy) {
+          const field = GROUP_FIELDS[group];
+          const value = id[field];
+          if (field === 'userId' || field === 'keyId') out[field] = typeof value === 'string' ? value : null;
+          else out[field] = String(value);
+        }
+        return out;
+      });
+    },
+    async spent(orgId, userId, keyId, since) {
+      const [row] = await c.usage
+        .aggregate<Record<'orgTokens' | 'orgCost' | 'userTokens' | 'userCost' | 'keyTokens' | 'keyCost', number>>([
+          { $match: { orgId, at: { $gte: date(since) } } },
+          {
+            $group: {
+              _id: null,
+              orgTokens: { $sum: tokensOf },
+              orgCost: sumOf('cost'),
+              userTokens: sumWhen({ $eq: ['$userId', userId] }, tokensOf),
+              userCost: sumWhen({ $eq: ['$userId', userId] }, { $ifNull: ['$cost', 0] }),
+              keyTokens: sumWhen({ $eq: ['$keyId', keyId] }, tokensOf),
+              keyCost: sumWhen({ $eq: ['$keyId', keyId] }, { $ifNull: ['$cost', 0] }),
+            },
+          },
+        ])
+        .toArray();
+      return {
+        organization: { tokens: row?.orgTokens ?? 0, cost: row?.orgCost ?? 0 },
+        user: { tokens: userId === null ? 0 : (row?.userTokens ?? 0), cost: userId === null ? 0 : (row?.userCost ?? 0) },
+        key: { tokens: keyId === null ? 0 : (row?.keyTokens ?? 0), cost: keyId === null ? 0 : (row?.keyCost ?? 0) },
+      };
     },
   };
 }

@@ -22,6 +22,8 @@ interface AuditRow {
   provider: string | null;
   prompt_tokens: number | null;
   completion_tokens: number | null;
+  cached_prompt_tokens: number | null;
+  cost: number | null;
   error_code: string | null;
   truncated: boolean | null;
 }
@@ -52,6 +54,8 @@ function optionalAuditFields(row: AuditRow): Partial<AuditRecord> {
   if (row.provider !== null) out.provider = row.provider;
   if (row.prompt_tokens !== null) out.promptTokens = row.prompt_tokens;
   if (row.completion_tokens !== null) out.completionTokens = row.completion_tokens;
+  if (row.cached_prompt_tokens !== null) out.cachedPromptTokens = row.cached_prompt_tokens;
+  if (row.cost !== null) out.cost = row.cost;
   if (row.error_code !== null) out.errorCode = row.error_code;
   if (row.truncated === true) out.truncated = true;
   return out;
@@ -79,6 +83,8 @@ const AUDIT_COLUMNS: readonly JsonCopyColumn[] = [
   { column: 'provider', key: 'provider', type: 'text' },
   { column: 'error_code', key: 'errorCode', type: 'text' },
   { column: 'truncated', key: 'truncated', type: 'boolean' },
+  { column: 'cached_prompt_tokens', key: 'cachedPromptTokens', type: 'int' },
+  { column: 'cost', key: 'cost', type: 'float8' },
 ];
 
 /**

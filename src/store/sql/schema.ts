@@ -362,6 +362,18 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
+    // What a model call cost (models[].pricing) and how much of its prompt was read from a prompt cache,
+    // beside its token counts: in the audit record carrying a call's own usage and in usage records.
+    // NULL where unknown (records written before, models without pricing). GET /v1/usage and the
+    // budgets counted by the store read them through the (org_id, at) indexes both tables already have.
+    version: 14,
+    name: 'cached prompt tokens and cost of usage',
+    statements: [
+      `ALTER TABLE audit_records ADD COLUMN cached_prompt_tokens integer, ADD COLUMN cost double precision`,
+      `ALTER TABLE usage_records ADD COLUMN cached_prompt_tokens integer, ADD COLUMN cost double precision`,
+    ],
+  },
+  {
     // Console sessions (sign-in with OpenID Connect): a one-time ticket, then a bearer token, both kept
     // as SHA-256 digests only (like api_keys.hash). Partial unique indexes: a digest names one session,
     // and a redeemed ticket or a session not yet given its token leaves no index entry. The revocation

@@ -200,5 +200,74 @@ export function recordsContract(h: StoreHandle): void {
       assert.deepEqual(await h.store.usage.totals(org, at(T0 + 2000)), [{ model: 'a', requests: 1, promptTokens: 7, completionTokens: 3 }]);
       assert.deepEqual(await h.store.usage.totals(uid('none'), null), []);
     });
+
+    it('groups usage by UTC day, month, model, user and key with cached prompt tokens and cost, from audit-carried and plain usage; sums a period for budgets', async () => {
+      const org = uid('org');
+      const DAY = 86_400_000;
+      const json = (items: readonly unknown[]): Buffer => Buffer.from(JSON.stringify(items));
+      // T0 is 2025-03-01T10:00Z; 23:30 on Feb 28 is still February in UTC whatever the server's zone.
+      const feb = Date.parse('2025-02-28T23:30:00.000Z');
+      const carried: AuditRecord = {
+        ...audit(org, T0),
+        userId: 'u1',
+        keyId: 'k1',
+        model: 'm1',
+        provider: 'p',
+        promptTokens: 10,
+        completionTokens: 2,
+        cachedPromptTokens: 4,
+        cost: 0.25,
+      };
+      const uncosted: AuditRecord = { ...audit(org, T0 + DAY), userId: 'u2', keyId: null, model: 'm2', provider: 'p', promptTokens: 3, completionTokens: 1 };
+      const usage = [
+        {
+          orgId: org,
+          userId: 'u1',
+          keyId: 'k2',
+          requestId: 'r1',
+          at: at(T0 + 1000),
+          model: 'm1',
+          promptTokens: 5,
+          completionTokens: 5,
+          cachedPromptTokens: 0,
+          cost: 0.5,
+        },
+        { orgId: org, userId: 'u1', keyId: 'k1', requestId: 'r2', at: at(feb), model: 'm1', promptTokens: 1, completionTokens: 1, cost: 0.125 },
+        { orgId: uid('org'), userId: 'u1', keyId: 'k1', requestId: 'r3', at: at(T0), model: 'm1', promptTokens: 100, completionTokens: 100, cost: 9 },
+      ];
+      await h.store.audit.insertJson({ audit: json([carried, uncosted, audit(org, T0 + 5)]), usage: json(usage) });
+      const window = { orgId: org, since: at(feb - DAY), until: at(T0 + 2 * DAY), limit: 100 };
+      assert.deepEqual(await h.store.usage.query({ ...window, groupBy: ['day'] }), [
+        { day: '2025-02-28', requests: 1, promptTokens: 1, cachedPromptTokens: 0, completionTokens: 1, cost: 0.125 },
+        { day: '2025-03-01', requests: 2, promptTokens: 15, cachedPromptTokens: 4, completionTokens: 7, cost: 0.75 },
+        { day: '2025-03-02', requests: 1, promptTokens: 3, cachedPromptTokens: 0, completionTokens: 1, cost: 0 },
+      ]);
+      assert.deepEqual(await h.store.usage.query({ ...window, groupBy: ['month', 'model'] }), [
+        { month: '2025-02', model: 'm1', requests: 1, promptTokens: 1, cachedPromptTokens: 0, completionTokens: 1, cost: 0.125 },
+        { month: '2025-03', model: 'm1', requests: 2, promptTokens: 15, cachedPromptTokens: 4, completionTokens: 7, cost: 0.75 },
+        { month: '2025-03', model: 'm2', requests: 1, promptTokens: 3, cachedPromptTokens: 0, completionTokens: 1, cost: 0 },
+      ]);
+      assert.deepEqual(await h.store.usage.query({ ...window, groupBy: ['user', 'key'] }), [
+        { userId: 'u1', keyId: 'k1', requests: 2, promptTokens: 11, cachedPromptTokens: 4, completionTokens: 3, cost: 0.375 },
+        { userId: 'u1', keyId: 'k2', requests: 1, promptTokens: 5, cachedPromptTokens: 0, completionTokens: 5, cost: 0.5 },
+        { userId: 'u2', keyId: null, requests: 1, promptTokens: 3, cachedPromptTokens: 0, completionTokens: 1, cost: 0 },
+      ]);
+      // Filters, the end exclusive, and the limit.
+      assert.deepEqual(await h.store.usage.query({ ...window, until: at(T0 + DAY), groupBy: ['key'], userId: 'u1', model: 'm1', keyId: 'k1' }), [
+        { keyId: 'k1', requests: 2, promptTokens: 11, cachedPromptTokens: 4, completionTokens: 3, cost: 0.375 },
+      ]);
+      assert.equal((await h.store.usage.query({ ...window, groupBy: ['day'], limit: 2 })).length, 2);
+      // A budget period's use: the organization's, one user's and one key's since the period start.
+      assert.deepEqual(await h.store.usage.spent(org, 'u1', 'k1', at(Date.parse('2025-03-01T00:00:00.000Z'))), {
+        organization: { tokens: 26, cost: 0.75 },
+        user: { tokens: 22, cost: 0.75 },
+        key: { tokens: 12, cost: 0.25 },
+      });
+      assert.deepEqual(await h.store.usage.spent(org, null, null, at(feb)), {
+        organization: { tokens: 28, cost: 0.875 },
+        user: { tokens: 0, cost: 0 },
+        key: { tokens: 0, cost: 0 },
+      });
+    });
   });
 }

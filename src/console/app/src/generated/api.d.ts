@@ -830,6 +830,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Token usage and cost, grouped
+         * @description Extension. The token usage and cost (by `models[].pricing`, in USD) of model calls (gateway calls,
+         *     Responses, agent runs with their judges and tools' model calls) between `since` (inclusive) and
+         *     `until` (exclusive), summed per group: per UTC day or month, model, user and key, as `groupBy`
+         *     asks. `requests` counts upstream model calls. Organization admins read the organization's usage;
+         *     members only their own (a `userId` other than their own is 403). At most 10,000 groups (400
+         *     beyond: narrow the time range or the grouping).
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/usage/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's budgets and their use
+         * @description Extension. The token and cost budgets that apply to the caller's model calls (their
+         *     organization's, their own and the key's in use), each with what was used of it this period
+         *     (UTC day or month), the ratio and when it resets. Empty when the budgets plugin is off.
+         */
+        get: operations["getUsageBudgets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/knowledge_stores": {
         parameters: {
             query?: never;
@@ -1120,11 +1167,73 @@ export interface components {
             /** @description Unix seconds; stable across restarts. */
             created: number;
             owned_by: string;
+            /** @description Extension. Tokens of context (`models[].contextWindow`); null when not configured. */
+            context_window?: number | null;
+            /** @description Extension. USD per million tokens (`models[].pricing`); null when not configured. */
+            pricing?: null | {
+                /** @description Prompt tokens not read from a prompt cache. */
+                input: number;
+                /** @description Prompt tokens read from a prompt cache. */
+                cached_input: number;
+                /** @description Completion tokens. */
+                output: number;
+            };
         };
         ModelList: {
             /** @constant */
             object: "list";
             data: components["schemas"]["Model"][];
+        };
+        UsageGroupItem: {
+            /** @description YYYY-MM-DD (UTC), when grouped by day. */
+            day?: string;
+            /** @description YYYY-MM (UTC), when grouped by month. */
+            month?: string;
+            model?: string;
+            userId?: string | null;
+            /** @description null: calls made without a key (webhooks, schedules, console sessions). */
+            keyId?: string | null;
+            /** @description Upstream model calls. */
+            requests: number;
+            promptTokens: number;
+            /** @description Of promptTokens, those read from a prompt cache. */
+            cachedPromptTokens: number;
+            completionTokens: number;
+            /** @description USD by models[].pricing (0 for models without pricing). */
+            cost: number;
+        };
+        UsageReport: {
+            items: components["schemas"]["UsageGroupItem"][];
+            /** Format: date-time */
+            since: string;
+            /** Format: date-time */
+            until: string;
+            /** @constant */
+            currency: "USD";
+        };
+        BudgetStatus: {
+            /** @enum {string} */
+            scope: "organization" | "user" | "key";
+            /** @description The organization, user or key id. */
+            id: string;
+            /** @enum {string} */
+            metric: "tokens" | "cost";
+            /** @enum {string} */
+            period: "day" | "month";
+            /** @description Tokens, or USD. */
+            limit: number;
+            /** @description Used this period (the period's calls so far; a call under budget may take it past the limit). */
+            used: number;
+            /** @description used / limit; a warning is logged once per period at 0.8. */
+            ratio: number;
+            /**
+             * Format: date-time
+             * @description The next UTC day or month start.
+             */
+            resetsAt: string;
+        };
+        BudgetStatusList: {
+            items: components["schemas"]["BudgetStatus"][];
         };
         /** @enum {string} */
         AgentPermission: "view" | "edit" | "delete" | "share";
@@ -1227,13 +1336,14 @@ export interface components {
              * @description Extension (not in the reference interface; always present in this implementation's answers).
              *     Why the run ended in `failure` or was `cancelled`; `null` while `in_progress` and after
              *     `success`. `code`: `upstream_error`, `upstream_timeout` or `model_not_found` (a model call
-             *     failed), `interrupted` (its workers stopped or crashed too often), `agent_version_missing`,
+             *     failed), `budget_exceeded` (a token or cost budget of the run's organization, user or key is used
+             *     up; the message names it and when it resets), `interrupted` (its workers stopped or crashed too often), `agent_version_missing`,
              *     `run_error` (any other step failure), `timeout` or `cancelled` (status `cancelled`).
              *     `message` says it in words (for `cancelled`, the reason given to the cancel call).
              */
             error?: {
                 /** @enum {string} */
-                code: "upstream_error" | "upstream_timeout" | "model_not_found" | "interrupted" | "agent_version_missing" | "run_error" | "timeout" | "cancelled";
+                code: "upstream_error" | "upstream_timeout" | "model_not_found" | "budget_exceeded" | "interrupted" | "agent_version_missing" | "run_error" | "timeout" | "cancelled";
                 message: string;
             } | null;
         };
@@ -4627,6 +4737,69 @@ export interface operations {
             400: components["responses"]["FlatBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["FlatForbidden"];
+            429: components["responses"]["FlatRateLimited"];
+            500: components["responses"]["FlatServerError"];
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                /** @description Start (ISO-8601, inclusive); default 30 days before `until`. */
+                since?: string;
+                /** @description End (ISO-8601, exclusive); default now. At most 400 days after `since`. */
+                until?: string;
+                /** @description Comma-separated groups among day, month, model, user, key (default day). */
+                groupBy?: string;
+                /** @description Only this user's usage. */
+                userId?: string;
+                /** @description Only this key's usage. */
+                keyId?: string;
+                /** @description Only this model's usage. */
+                model?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage per group. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            400: components["responses"]["FlatBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["FlatForbidden"];
+            429: components["responses"]["FlatRateLimited"];
+            500: components["responses"]["FlatServerError"];
+        };
+    };
+    getUsageBudgets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The budgets. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetStatusList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["FlatRateLimited"];
             500: components["responses"]["FlatServerError"];
         };
