@@ -361,7 +361,33 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX dashboards_org_updated ON dashboards (org_id, updated_at DESC, id)`,
     ],
   },
-  // Versions 13-15 belong to the console's key, usage and list changes (issue 20).
+  {
+    // Console sessions (sign-in with OpenID Connect): a one-time ticket, then a bearer token, both kept
+    // as SHA-256 digests only (like api_keys.hash). Partial unique indexes: a digest names one session,
+    // and a redeemed ticket or a session not yet given its token leaves no index entry. The revocation
+    // poll reads revoked_at; the prune reads expires_at.
+    version: 15,
+    name: 'console sessions',
+    statements: [
+      `CREATE TABLE console_sessions (
+        id text PRIMARY KEY,
+        org_id text NOT NULL,
+        user_id text NOT NULL,
+        token_hash text,
+        ticket_hash text,
+        ticket_expires_at timestamptz NOT NULL,
+        subject text NOT NULL,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        revoked_at timestamptz
+      )`,
+      `CREATE UNIQUE INDEX console_sessions_token ON console_sessions (token_hash) WHERE token_hash IS NOT NULL`,
+      `CREATE UNIQUE INDEX console_sessions_ticket ON console_sessions (ticket_hash) WHERE ticket_hash IS NOT NULL`,
+      `CREATE INDEX console_sessions_revoked ON console_sessions (revoked_at) WHERE revoked_at IS NOT NULL`,
+      `CREATE INDEX console_sessions_expires ON console_sessions (expires_at)`,
+    ],
+  },
+  // Versions 13 and 14 belong to the console's keys and lists and to usage and budgets (issue 20).
   {
     // An agent's run page (GET /v1/agents/{agentId}, RunRepository.page) is read through
     // runs_agent_created (agent_id, created_at DESC, id DESC): the page's own rows. With 100,000 runs the
