@@ -28,6 +28,12 @@
 //   npm run bench -- --api responses   the Responses points only, the stored-conversation point included (or chat:
 //                                      the chat matrix only; or conversation: the stored-conversation point only);
 //                                      default: all
+//   npm run bench -- --api lists       the list point only (bench/lists.ts): the console's list operations
+//                                      on PostgreSQL holding 100,000 runs and 1,000,000 audit records (a
+//                                      database of its own, seeded, dropped after), p50/p95 of 200 requests
+//                                      each against p95 <= 100 ms; --requests N per operation, --lists-scale
+//                                      0.1 a tenth of the rows, --lists-database-url URL a database to seed
+//                                      once and keep (reused as it is when seeded at the same scale)
 //   npm run bench -- --conversations 60  conversations counted in the stored-conversation point (default 60)
 //   npm run bench -- --store postgres  one store only: embedded (PGlite, the single-process default) or
 //                                      postgres (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test,
@@ -44,6 +50,7 @@ import { resetPeakRss, rssOf } from './process-memory';
 import { BENCH_KEY as KEY, gatewayConfigDocument, type StoreKind, type Upstreams } from './gateway-config';
 import type { ConversationLoadOptions, ConversationLoadResult } from './conversation-load';
 import type { LoadOptions } from './loadgen';
+import { listsPoint, listsScale } from './lists';
 import { chatRequest, RESPONSES_DONE, responsesRequest } from './requests';
 import { responsesStreamEventCount } from './responses-wire';
 
@@ -74,7 +81,7 @@ function flag(name: string, fallback: number): number {
 }
 
 type UpstreamKind = 'plain' | 'tls';
-type Api = 'chat' | 'responses' | 'conversation';
+type Api = 'chat' | 'responses' | 'conversation' | 'lists';
 
 /** A flag naming one of `choices`, or `both` / `all` (absent: all of them). */
 function choiceFlag<T extends string>(flag: string, choices: readonly T[]): T[] {
@@ -89,7 +96,7 @@ function choiceFlag<T extends string>(flag: string, choices: readonly T[]): T[] 
 
 /** `--api responses` includes the stored-conversation point (a Responses point); `conversation` is it alone. */
 const apisWanted = (): Api[] => {
-  const apis = choiceFlag<Api>('--api', ['chat', 'responses', 'conversation']);
+  const apis = choiceFlag<Api>('--api', ['chat', 'responses', 'conversation', 'lists']);
   return apis.includes('responses') && !apis.includes('conversation') ? [...apis, 'conversation'] : apis;
 };
 const upstreamsWanted = (): UpstreamKind[] => choiceFlag<UpstreamKind>('--upstream', ['plain', 'tls']);
@@ -345,11 +352,45 @@ function gatewayConfig(dir: string, upstreams: Upstreams, store: StoreKind, post
 const fmt = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
 async function main(): Promise<void> {
+  const apis = apisWanted();
+  const soaking = process.argv.includes('--soak');
+  const throughput = apis.filter((api) => api !== 'lists');
+  if (throughput.length > 0 || soaking) await throughputMain(throughput);
+  if (!apis.includes('lists') || soaking) return;
+  if (!storesWanted().includes('postgres')) console.log('the list point runs on PostgreSQL: skipped (--store embedded)\n');
+  else await runListsPoint();
+}
+
+/** The list point (bench/lists.ts): its gateway on core 1 like the others, PostgreSQL where it runs. */
+async function runListsPoint(): Promise<void> {
+  const at = process.argv.indexOf('--lists-database-url');
+  const fraction = process.argv.includes('--lists-scale') ? flag('lists-scale', 1) : 1;
+  if (fraction > 1) throw new Error('--lists-scale must be at most 1');
+  await listsPoint({
+    serverUrl: process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test',
+    databaseUrl: at >= 0 ? (process.argv[at + 1] ?? null) : null,
+    scale: listsScale(fraction),
+    requests: Math.round(flag('requests', 200)),
+    async startGateway(configFile) {
+      const started = await startPinned(1, [MAIN, 'serve', '--config', configFile], { PATH: process.env['PATH'] ?? '' });
+      return {
+        port: started.info['port'] as number,
+        async stop() {
+          if (started.child.exitCode !== null || started.child.signalCode !== null) return;
+          const exited = new Promise((resolve) => started.child.once('exit', resolve));
+          started.child.kill('SIGTERM');
+          await exited;
+        },
+      };
+    },
+  });
+}
+
+async function throughputMain(apis: readonly Api[]): Promise<void> {
   const durationMs = flag('duration', 5) * 1000;
   const repeat = Math.round(flag('repeat', 3));
   const soakSeconds = process.argv.includes('--soak') ? flag('soak', 600) : 0;
   const stores = storesWanted();
-  const apis = apisWanted();
   const kinds = soakSeconds > 0 ? (['plain'] as UpstreamKind[]) : upstreamsWanted();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'agw-bench-'));
   const children: ChildProcess[] = [];

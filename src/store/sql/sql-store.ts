@@ -69,7 +69,9 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
         );
         // The BRIN indexes' newest block ranges are summarized by autovacuum on a server and never in the
         // embedded database (no background workers): unsummarized ranges are read whole.
-        await tx.query(`SELECT brin_summarize_new_values('audit_records_at'), brin_summarize_new_values('usage_records_at')`);
+        await tx.query(
+          `SELECT brin_summarize_new_values('audit_records_at'), brin_summarize_new_values('usage_records_at'), brin_summarize_new_values('runs_created')`,
+        );
         await tx.query('DELETE FROM audit_records WHERE at < $1::timestamptz', [before]);
         await tx.query('DELETE FROM usage_records WHERE at < $1::timestamptz', [before]);
         // Responses conversations past retention: nothing added since the cutoff, no turn in progress.
