@@ -10,6 +10,11 @@ export interface Principal {
   keyId: string | null;
   role: Role;
   groups: string[];
+  /**
+   * The key's model allow-list (a subset of the organization's models); absent or null: every model of
+   * the organization. Set by the auth plugin from the key used.
+   */
+  models?: readonly string[] | null;
 }
 
 export interface OrganizationRecord {
@@ -35,7 +40,14 @@ export interface GroupRecord {
   members: string[];
 }
 
-export type KeySource = 'config' | 'cli' | 'bootstrap';
+export type KeySource = 'config' | 'cli' | 'bootstrap' | 'api';
+
+/** A spending limit: tokens or cost (USD) per day or month (organizations, users and keys). */
+export interface BudgetSpec {
+  metric: 'tokens' | 'cost';
+  period: 'day' | 'month';
+  limit: number;
+}
 
 export interface ApiKeyRecord {
   id: string;
@@ -50,6 +62,20 @@ export interface ApiKeyRecord {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  /** After this the key is refused like a revoked one; null: it does not expire. */
+  expiresAt: string | null;
+  /** The models the key may call (a subset of its organization's); null: all of the organization's. */
+  models: string[] | null;
+  /** Budgets of this key (enforced with the organization's and the user's). */
+  budgets: BudgetSpec[];
+}
+
+/** Which keys to list: an organization's, or one user's of it; revoked ones only when asked. */
+export interface KeyListQuery {
+  orgId: string;
+  /** null: every user's keys of the organization. */
+  userId: string | null;
+  includeRevoked: boolean;
 }
 
 /** A key resolved for authentication: the key, its user and the user's groups. */
@@ -202,6 +228,23 @@ export interface RunPageQuery {
   endDate: string | null;
 }
 
+/** GET /v1/runs: the runs a principal may read, newest first by (createdAt, id), with filters. */
+export interface RunListQuery {
+  agentId: string | null;
+  status: RunStatus | null;
+  /** Inclusive bounds on createdAt. */
+  createdAfter: string | null;
+  createdBefore: string | null;
+  limit: number;
+  /** Keyset position from a previous page: runs strictly older than this. */
+  after: { createdAt: string; id: string } | null;
+}
+
+/** A run of a list, with its agent's name (null when the agent is gone or soft-deleted). */
+export interface RunListItem extends VisibleRun {
+  agentName: string | null;
+}
+
 export interface RunPage {
   ids: string[];
   /** Keyset of the last run returned when more remain, else null. */
@@ -292,6 +335,25 @@ export interface ResponseRecord {
   lease?: ResponseLease | null;
 }
 
+/** GET /v1/responses: a stored response's summary (no body, no input items). */
+export interface ResponseSummary {
+  id: string;
+  userId: string;
+  status: ResponseStatus;
+  model: string;
+  conversationId: string | null;
+  previousResponseId: string | null;
+  createdAt: string;
+}
+
+/** Stored, unexpired responses a principal may list (their own; an org admin: the organization's). */
+export interface ResponseListQuery {
+  now: string;
+  limit: number;
+  /** Keyset position from a previous page: responses strictly older than this. */
+  after: { createdAt: string; id: string } | null;
+}
+
 export interface ResponseLease {
   owner: string;
   until: string;
@@ -346,8 +408,18 @@ export interface AuditRecord {
 export interface AuditQuery {
   orgId: string;
   since: string | null;
+  /** Inclusive upper bound on `at`. */
+  until?: string | null;
+  userId?: string | null;
+  keyId?: string | null;
+  model?: string | null;
+  operationId?: string | null;
+  /** Inclusive range of HTTP statuses: one status (404..404) or a class (400..499). */
+  status?: { from: number; to: number } | null;
+  /** By (at, id); default asc (oldest first). */
+  order?: 'asc' | 'desc';
   limit: number;
-  /** Keyset from a previous page (records are listed oldest first). */
+  /** Keyset from a previous page: records after it in `order`. */
   after: { at: string; id: string } | null;
 }
 

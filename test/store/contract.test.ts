@@ -3,6 +3,7 @@
 import type { Store } from '../../src/store/port';
 import { mongodbUrl, openTestStore, type TestStore, type TestStoreDriver } from '../helpers/store';
 import { agentsContract } from './contract/agents';
+import { consoleListsContract } from './contract/console-lists';
 import { conversationsContract } from './contract/conversations';
 import { filesContract } from './contract/files';
 import { dashboardsContract } from './contract/dashboards';
@@ -53,6 +54,7 @@ for (const driver of DRIVERS) {
     filesContract(handle);
     knowledgeContract(handle);
     dashboardsContract(handle);
+    consoleListsContract(handle);
     lifecycleContract(driver);
   });
 }

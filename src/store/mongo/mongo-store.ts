@@ -15,13 +15,14 @@ import { mongoRuns } from './runs-repository';
 import { mongoToolState, pruneToolState } from './tool-state-repository';
 
 /** Bumped when the index set below changes; recorded in schema_migrations like the SQL stores. */
-const SCHEMA_VERSION = 5;
+const SCHEMA_VERSION = 6;
 const SCHEMA_NAMES: Record<number, string> = {
   1: 'initial indexes',
   2: 'response leases and expiry index',
   3: 'stored files',
   4: 'knowledge stores and dashboards',
   5: 'hosted tool state per conversation',
+  6: 'console reads: list indexes',
 };
 /** Documents deleted per prune round trip. */
 const PRUNE_BATCH = 1000;
@@ -34,6 +35,18 @@ async function createIndexes(c: Collections): Promise<void> {
     c.keys.createIndex({ hash: 1 }, { unique: true }),
     c.keys.createIndex({ orgId: 1, createdAt: 1 }),
     c.keys.createIndex({ revokedAt: 1 }),
+    // The console's lists (version 6): keyset pages whose leading fields are the filter.
+    c.keys.createIndex({ orgId: 1, userId: 1, createdAt: 1, _id: 1 }),
+    c.runs.createIndex({ orgId: 1, createdAt: -1, _id: -1 }),
+    c.runs.createIndex({ orgId: 1, status: 1, createdAt: -1, _id: -1 }),
+    c.runs.createIndex({ orgId: 1, userId: 1, createdAt: -1, _id: -1 }),
+    c.responses.createIndex({ orgId: 1, createdAt: -1, _id: -1 }, { partialFilterExpression: { stored: true }, name: 'responses_org_created' }),
+    c.responses.createIndex({ orgId: 1, userId: 1, createdAt: -1, _id: -1 }, { partialFilterExpression: { stored: true }, name: 'responses_org_user_created' }),
+    c.audit.createIndex({ orgId: 1, userId: 1, at: 1, _id: 1 }),
+    c.audit.createIndex({ orgId: 1, keyId: 1, at: 1, _id: 1 }),
+    c.audit.createIndex({ orgId: 1, operationId: 1, at: 1, _id: 1 }),
+    c.audit.createIndex({ orgId: 1, model: 1, at: 1, _id: 1 }, { partialFilterExpression: { model: { $type: 'string' } }, name: 'audit_org_model_at' }),
+    c.audit.createIndex({ orgId: 1, status: 1, at: 1, _id: 1 }),
     c.agents.createIndex({ orgId: 1, deletedAt: 1, createdAt: -1, _id: -1 }),
     c.runs.createIndex({ agentId: 1, createdAt: -1, _id: -1 }),
     c.runs.createIndex({ status: 1, createdAt: 1, _id: 1 }),
