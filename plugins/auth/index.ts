@@ -1,8 +1,11 @@
-// auth: API key -> principal (organization, user, role, groups). Keys are hashed on arrival (the store
-// holds hashes only) and never logged; resolutions are cached (unknown keys apart from valid ones),
-// revocations evicted within about two revocation polls.
+// auth: API key -> principal (organization, user, role, groups, the key's model allow-list). Keys are
+// hashed on arrival (the store holds hashes only) and never logged; resolutions are cached (unknown keys
+// apart from valid ones) no longer than the key is valid, revocations evicted within about two
+// revocation polls (at once in the process that revoked: DELETE /v1/keys evicts it). Expired keys are
+// refused like revoked ones.
 import { GatewayError } from '../../src/http/errors';
 import { definePlugin } from '../../src/pipeline/plugin';
+import { onKeyRevoked } from '../../src/security/key-revocations';
 import { hashApiKey } from '../../src/security/keys';
 import type { Principal } from '../../src/store/types';
 import { readApiKey } from './credentials';
@@ -31,7 +34,7 @@ export const AUTH_DEFAULTS: AuthConfig = {
 export const AUTH_MESSAGES = {
   missing: 'Missing API key: send it as "Authorization: Bearer <key>", "x-api-key: <key>" or "api-key: <key>".',
   malformed: 'Malformed API key header: expected "Authorization: Bearer <key>", "x-api-key: <key>" or "api-key: <key>".',
-  invalid: 'Invalid API key: it is unknown or has been revoked.',
+  invalid: 'Invalid API key: it is unknown, has expired or has been revoked.',
 } as const;
 
 export default definePlugin<AuthConfig>({
@@ -45,7 +48,7 @@ export default definePlugin<AuthConfig>({
     type: 'object',
     additionalProperties: false,
     description:
-      'API key authentication on every authenticated operation. Missing, malformed, unknown or revoked keys get 401 with the flat envelope. Fails closed: when the store cannot be asked, the request is rejected. With auth off, every call acts as an admin of the first configured organization.',
+      'API key authentication on every authenticated operation. Missing, malformed, unknown, expired or revoked keys get 401 with the flat envelope; a key with a model allow-list may call only those models. Fails closed: when the store cannot be asked, the request is rejected. With auth off, every call acts as an admin of the first configured organization.',
     properties: {
       enabled: { type: 'boolean', default: AUTH_DEFAULTS.enabled, description: 'Require an API key.' },
       cacheSize: {
@@ -85,6 +88,7 @@ export default definePlugin<AuthConfig>({
     const config = { ...AUTH_DEFAULTS, ...partial };
     const resolver = new KeyResolver(deps.store.keys, deps.logger, config);
     const touches = new TouchBatcher(deps.store.keys, deps.logger, config.touchFlushMs);
+    const unsubscribe = onKeyRevoked(deps.store.keys, (keyId) => resolver.evict(keyId));
 
     // RFC 6750 section 3: a 401 names the scheme the client should use.
     const challenge = { 'www-authenticate': 'Bearer' };
@@ -105,6 +109,7 @@ export default definePlugin<AuthConfig>({
         return resolver.resolve(hash).then((principal) => admit(principal, ctx));
       },
       async close() {
+        unsubscribe();
         await resolver.close();
         await touches.close();
       },
