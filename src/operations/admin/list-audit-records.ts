@@ -1,5 +1,4 @@
 import { GatewayError } from '../../http/errors';
-import type { AuditQuery } from '../../store/types';
 import type { Handler } from '../types';
 import { decodeAuditCursor, encodeAuditCursor } from './audit-cursor';
 
@@ -9,7 +8,7 @@ const text = (value: unknown): string | null => (typeof value === 'string' ? val
 const time = (value: unknown): string | null => (typeof value === 'string' ? new Date(value).toISOString() : null);
 
 /** `404` → that status; `4xx` → the class (the document's pattern has checked the shape). */
-function statusFilter(value: unknown): AuditQuery['status'] {
+function statusFilter(value: unknown): { from: number; to: number } | null {
   if (typeof value !== 'string') return null;
   const cls = /^([1-5])xx$/.exec(value);
   if (cls) return { from: Number(cls[1]) * 100, to: Number(cls[1]) * 100 + 99 };
