@@ -58,9 +58,34 @@ const OPERATIONS: Record<string, [string, string, 'flat' | 'openai' | 'anthropic
   deleteDashboard: ['delete', '/v1/dashboards/{dashboard_id}', 'openai', true],
   viewDashboard: ['get', '/v1/dashboards/{dashboard_id}/view', 'openai', false],
   getDashboardAsset: ['get', '/v1/dashboard_assets/{asset}', 'openai', false],
+  getMe: ['get', '/v1/me', 'flat', true],
+  listRuns: ['get', '/v1/runs', 'flat', true],
+  listKeys: ['get', '/v1/keys', 'flat', true],
+  createKey: ['post', '/v1/keys', 'flat', true],
+  revokeKey: ['delete', '/v1/keys/{keyId}', 'flat', true],
+  listResponses: ['get', '/v1/responses', 'flat', true],
+  getDlpPolicy: ['get', '/v1/admin/dlp', 'flat', true],
 };
 const KNOWLEDGE_AND_DASHBOARDS = Object.keys(OPERATIONS).filter((id) => /Knowledge|Dashboard/.test(id));
-const EXTENSIONS = ['getAgentWebhooks', 'cancelRun', 'retryRun', 'triggerWebhook', 'listAuditRecords', 'downloadSharedFile', ...KNOWLEDGE_AND_DASHBOARDS];
+const CONSOLE_API = ['getMe', 'listRuns', 'listKeys', 'createKey', 'revokeKey', 'listResponses', 'getDlpPolicy'];
+const EXTENSIONS = ['getAgentWebhooks', 'cancelRun', 'retryRun', 'triggerWebhook', 'listAuditRecords', 'downloadSharedFile', ...KNOWLEDGE_AND_DASHBOARDS, ...CONSOLE_API];
+/** Operations the web console reads (`x-console: true`). */
+const CONSOLE = [
+  ...CONSOLE_API,
+  'listAuditRecords',
+  'listModels',
+  'listAgents',
+  'getAgent',
+  'createRun',
+  'getRun',
+  'getRunEvals',
+  'listConversationItems',
+  'restartRun',
+  'cancelRun',
+  'retryRun',
+  'getResponse',
+  'listResponseInputItems',
+];
 const ERROR_SCHEMA = { flat: 'FlatError', openai: 'OpenAIError', anthropic: 'AnthropicError' } as const;
 
 interface Operation {
@@ -115,6 +140,8 @@ describe('OpenAPI document', () => {
       const security = op.security ?? doc.security ?? [];
       assert.equal(security.length > 0, authenticated, `${id} security`);
       assert.equal((op.tags ?? []).includes('extension'), EXTENSIONS.includes(id), `${id} extension tag`);
+      // The vendor extension is `true` or absent, never another value.
+      assert.equal(op['x-console'], CONSOLE.includes(id) ? true : undefined, `${id} x-console`);
     }
     const route = routes.find((r) => r.operationId === 'triggerWebhook');
     assert.equal(route?.authenticated, false);
