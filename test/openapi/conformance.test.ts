@@ -192,13 +192,27 @@ describe('responses conform to the OpenAPI document', function () {
     const get = (path: string, who: 'admin' | 'member' = 'admin') => request(gw.url).get(path).set(gw.auth(who));
     conforms('getMe', await get('/v1/me'));
     conforms('getMe', await request(gw.url).get('/v1/me').expect(401));
-    await request(gw.url).post('/v1/agents/runs').set(admin()).send({ agentId: AGENT_ID, inputs: [{ name: 'topic', value: 'lists' }] }).expect(202);
+    await request(gw.url)
+      .post('/v1/agents/runs')
+      .set(admin())
+      .send({ agentId: AGENT_ID, inputs: [{ name: 'topic', value: 'lists' }] })
+      .expect(202);
     const runs = await get('/v1/runs?limit=1').expect(200);
     conforms('listRuns', runs);
     conforms('listRuns', await get('/v1/runs?after=bm90LWEtY3Vyc29y').expect(400));
-    const created = await request(gw.url).post('/v1/keys').set(admin()).send({ name: 'conformance', models: ['demo'], budgets: [{ metric: 'tokens', period: 'day', limit: 10 }] });
+    const created = await request(gw.url)
+      .post('/v1/keys')
+      .set(admin())
+      .send({ name: 'conformance', models: ['demo'], budgets: [{ metric: 'tokens', period: 'day', limit: 10 }] });
     conforms('createKey', created);
-    conforms('createKey', await request(gw.url).post('/v1/keys').set(admin()).send({ name: 'x', models: ['nope'] }).expect(400));
+    conforms(
+      'createKey',
+      await request(gw.url)
+        .post('/v1/keys')
+        .set(admin())
+        .send({ name: 'x', models: ['nope'] })
+        .expect(400),
+    );
     conforms('createKey', await request(gw.url).post('/v1/keys').set(gw.auth('member')).send({ name: 'x', userId: 'u-admin' }).expect(403));
     conforms('listKeys', await get('/v1/keys?scope=organization&includeRevoked=true'));
     conforms('listKeys', await get('/v1/keys?scope=organization', 'member').expect(403));

@@ -68,7 +68,16 @@ const OPERATIONS: Record<string, [string, string, 'flat' | 'openai' | 'anthropic
 };
 const KNOWLEDGE_AND_DASHBOARDS = Object.keys(OPERATIONS).filter((id) => /Knowledge|Dashboard/.test(id));
 const CONSOLE_API = ['getMe', 'listRuns', 'listKeys', 'createKey', 'revokeKey', 'listResponses', 'getDlpPolicy'];
-const EXTENSIONS = ['getAgentWebhooks', 'cancelRun', 'retryRun', 'triggerWebhook', 'listAuditRecords', 'downloadSharedFile', ...KNOWLEDGE_AND_DASHBOARDS, ...CONSOLE_API];
+const EXTENSIONS = [
+  'getAgentWebhooks',
+  'cancelRun',
+  'retryRun',
+  'triggerWebhook',
+  'listAuditRecords',
+  'downloadSharedFile',
+  ...KNOWLEDGE_AND_DASHBOARDS,
+  ...CONSOLE_API,
+];
 /** Operations the web console reads (`x-console: true`). */
 const CONSOLE = [
   ...CONSOLE_API,

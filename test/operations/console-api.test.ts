@@ -299,8 +299,14 @@ describe('console API operations', function () {
           .filter((r) => r.stored && (!user || r.userId === user))
           .reverse()
           .map((r) => r.id);
-      assert.deepEqual((await walk('member')).filter((id) => made.some((r) => r.id === id)), expected('u-member'));
-      assert.deepEqual((await walk('admin')).filter((id) => made.some((r) => r.id === id)), expected());
+      assert.deepEqual(
+        (await walk('member')).filter((id) => made.some((r) => r.id === id)),
+        expected('u-member'),
+      );
+      assert.deepEqual(
+        (await walk('admin')).filter((id) => made.some((r) => r.id === id)),
+        expected(),
+      );
       const first = (await get('/v1/responses?limit=1', 'viewer').expect(200)).body.items[0];
       assert.deepEqual(first, {
         id: made[5]!.id,
@@ -364,19 +370,43 @@ describe('console API operations', function () {
         .map((r) => r.id);
 
     it('lists newest first with order=desc and oldest first by default, across pages', async () => {
-      assert.deepEqual(await walk('&order=desc'), newest(() => true));
+      assert.deepEqual(
+        await walk('&order=desc'),
+        newest(() => true),
+      );
       assert.deepEqual(await walk(''), newest(() => true).reverse());
     });
 
     it('filters by user, key, model, operation, status, status class and until', async () => {
-      assert.deepEqual(await walk('&order=desc&userId=u-viewer'), newest((r) => r.userId === 'u-viewer'));
-      assert.deepEqual(await walk('&order=desc&keyId=key_a'), newest((r) => r.keyId === 'key_a'));
-      assert.deepEqual(await walk('&order=desc&model=demo2'), newest((r) => r.model === 'demo2'));
+      assert.deepEqual(
+        await walk('&order=desc&userId=u-viewer'),
+        newest((r) => r.userId === 'u-viewer'),
+      );
+      assert.deepEqual(
+        await walk('&order=desc&keyId=key_a'),
+        newest((r) => r.keyId === 'key_a'),
+      );
+      assert.deepEqual(
+        await walk('&order=desc&model=demo2'),
+        newest((r) => r.model === 'demo2'),
+      );
       assert.deepEqual(await walk('&order=desc&operationId=getRun'), []);
-      assert.deepEqual(await walk('&order=desc&status=404'), newest((r) => r.status === 404));
-      assert.deepEqual(await walk('&order=desc&status=5xx'), newest((r) => r.status >= 500));
-      assert.deepEqual(await walk('&order=desc&status=4xx&userId=u-member'), newest((r) => r.status === 404 && r.userId === 'u-member'));
-      assert.deepEqual(await walk('&order=desc&until=2031-01-01T00:00:05Z'), newest((r) => r.at <= '2031-01-01T00:00:05.000Z'));
+      assert.deepEqual(
+        await walk('&order=desc&status=404'),
+        newest((r) => r.status === 404),
+      );
+      assert.deepEqual(
+        await walk('&order=desc&status=5xx'),
+        newest((r) => r.status >= 500),
+      );
+      assert.deepEqual(
+        await walk('&order=desc&status=4xx&userId=u-member'),
+        newest((r) => r.status === 404 && r.userId === 'u-member'),
+      );
+      assert.deepEqual(
+        await walk('&order=desc&until=2031-01-01T00:00:05Z'),
+        newest((r) => r.at <= '2031-01-01T00:00:05.000Z'),
+      );
       flat(await get('/v1/admin/audit?status=42'), 400);
       flat(await get('/v1/admin/audit?order=sideways'), 400);
       flat(await get('/v1/admin/audit?order=desc', 'member'), 403);

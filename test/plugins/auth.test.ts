@@ -40,7 +40,21 @@ function fakeKeys(known: Record<string, ResolvedKey>): KeyRepository & { resolve
 
 function resolved(keyId: string): ResolvedKey {
   return {
-    key: { id: keyId, orgId: 'acme', userId: 'u1', name: 'k', hash: 'h', prefix: 'agw_', source: 'cli', createdAt: '', lastUsedAt: null, revokedAt: null, expiresAt: null, models: null, budgets: [] },
+    key: {
+      id: keyId,
+      orgId: 'acme',
+      userId: 'u1',
+      name: 'k',
+      hash: 'h',
+      prefix: 'agw_',
+      source: 'cli',
+      createdAt: '',
+      lastUsedAt: null,
+      revokedAt: null,
+      expiresAt: null,
+      models: null,
+      budgets: [],
+    },
     user: { id: 'u1', orgId: 'acme', name: 'U', role: 'admin' },
     groups: ['finance'],
   };

@@ -139,17 +139,15 @@ export function mongoResponses(c: Collections): ResponseRepository {
         .sort({ createdAt: -1, _id: -1 })
         .limit(query.limit)
         .toArray();
-      return docs.map(
-        (doc): ResponseSummary => ({
-          id: doc._id,
-          userId: doc.userId,
-          status: doc.status,
-          model: doc.model,
-          conversationId: doc.conversationId,
-          previousResponseId: doc.previousResponseId,
-          createdAt: doc.createdAt.toISOString(),
-        }),
-      );
+      return docs.map((doc): ResponseSummary => ({
+        id: doc._id,
+        userId: doc.userId,
+        status: doc.status,
+        model: doc.model,
+        conversationId: doc.conversationId,
+        previousResponseId: doc.previousResponseId,
+        createdAt: doc.createdAt.toISOString(),
+      }));
     },
     async update(id, patch) {
       const set: Partial<ResponseDoc> = { updatedAt: new Date() };
@@ -276,11 +274,7 @@ export function mongoAudit(c: Collections): AuditRepository {
         and.push({ $or: [{ at: { [past]: a } }, { at: a, _id: { [past]: query.after.id } }] });
       }
       const direction = desc ? -1 : 1;
-      const docs = await c.audit
-        .find({ $and: and })
-        .sort({ at: direction, _id: direction })
-        .limit(query.limit)
-        .toArray();
+      const docs = await c.audit.find({ $and: and }).sort({ at: direction, _id: direction }).limit(query.limit).toArray();
       return docs.map(toAudit);
     },
   };

@@ -157,11 +157,7 @@ export function mongoRuns(c: Collections): RunRepository {
           .toArray();
         and.push({ $or: [{ userId: principal.userId }, { agentId: { $in: granted.map((a) => a._id) } }] });
       }
-      const docs = await c.runs
-        .find({ $and: and })
-        .sort({ createdAt: -1, _id: -1 })
-        .limit(query.limit)
-        .toArray();
+      const docs = await c.runs.find({ $and: and }).sort({ createdAt: -1, _id: -1 }).limit(query.limit).toArray();
       const agentIds = [...new Set(docs.map((d) => d.agentId))];
       const agents = new Map(
         (await c.agents.find({ _id: { $in: agentIds } }, { projection: { _id: 1, deletedAt: 1, 'definition.name': 1 } }).toArray()).map((a) => [a._id, a]),

@@ -137,17 +137,15 @@ export function sqlResponses(db: SqlExecutor): ResponseRepository {
          WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $3`,
         params,
       );
-      return rows.map(
-        (row): ResponseSummary => ({
-          id: row.id,
-          userId: row.user_id,
-          status: row.status,
-          model: row.model,
-          conversationId: row.conversation_id,
-          previousResponseId: row.previous_response_id,
-          createdAt: iso(row.created_at),
-        }),
-      );
+      return rows.map((row): ResponseSummary => ({
+        id: row.id,
+        userId: row.user_id,
+        status: row.status,
+        model: row.model,
+        conversationId: row.conversation_id,
+        previousResponseId: row.previous_response_id,
+        createdAt: iso(row.created_at),
+      }));
     },
     async update(id, patch) {
       const params: SqlParam[] = [id, nowIso()];

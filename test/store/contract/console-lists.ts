@@ -121,8 +121,12 @@ export function consoleListsContract(h: StoreHandle): void {
     const member = principal(org, 'mia', 'member', ['team']);
 
     before(async () => {
-      await h.store.agents.upsert(agentUpsert({ id: shared, orgId: org, name: 'Shared', createdBy: 'boss', sharedWith: [{ user: 'mia', permissions: ['view'] }] }));
-      await h.store.agents.upsert(agentUpsert({ id: byGroup, orgId: org, name: 'Grouped', createdBy: 'boss', sharedWith: [{ group: 'team', permissions: ['view'] }] }));
+      await h.store.agents.upsert(
+        agentUpsert({ id: shared, orgId: org, name: 'Shared', createdBy: 'boss', sharedWith: [{ user: 'mia', permissions: ['view'] }] }),
+      );
+      await h.store.agents.upsert(
+        agentUpsert({ id: byGroup, orgId: org, name: 'Grouped', createdBy: 'boss', sharedWith: [{ group: 'team', permissions: ['view'] }] }),
+      );
       await h.store.agents.upsert(agentUpsert({ id: privateAgent, orgId: org, name: 'Private', createdBy: 'boss' }));
       await h.store.agents.upsert(agentUpsert({ id: deleted, orgId: org, name: 'Gone', createdBy: 'mia' }));
       // Soft-deletes `deleted` alone (the store is shared with the other suites' agents).
@@ -169,7 +173,7 @@ export function consoleListsContract(h: StoreHandle): void {
       assert.deepEqual(
         await ids(member, { agentId: privateAgent }),
         newestFirst(all.filter((r) => r.agentId === privateAgent && r.userId === 'mia')),
-        "a member filtering by an agent they cannot see gets only their own runs of it",
+        'a member filtering by an agent they cannot see gets only their own runs of it',
       );
       assert.deepEqual(await ids(member, { status: 'success' }), newestFirst(visibleTo('member').filter((r) => r.status === 'success')));
       const from = at(T0 + 60_000);
@@ -236,8 +240,14 @@ export function consoleListsContract(h: StoreHandle): void {
           .filter((r) => r.stored && r.expiresAt === null && pred(r))
           .sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1))
           .map((r) => r.id);
-      assert.deepEqual(await walk(principal(org, 'ann')), expected((r) => r.userId === 'ann'));
-      assert.deepEqual(await walk(principal(org, 'boss', 'admin')), expected(() => true));
+      assert.deepEqual(
+        await walk(principal(org, 'ann')),
+        expected((r) => r.userId === 'ann'),
+      );
+      assert.deepEqual(
+        await walk(principal(org, 'boss', 'admin')),
+        expected(() => true),
+      );
       const [first] = await h.store.responses.listVisible(principal(org, 'ann'), { now, limit: 50, after: null });
       const source = made.find((r) => r.id === first?.id)!;
       assert.deepEqual(first, {
@@ -272,9 +282,7 @@ export function consoleListsContract(h: StoreHandle): void {
       await h.store.audit.insertMany([auditRecord(uid('org'), T0)]);
     });
     const order = (recs: AuditRecord[], dir: 'asc' | 'desc') =>
-      [...recs]
-        .sort((a, b) => (a.at === b.at ? (a.id < b.id ? -1 : 1) : a.at < b.at ? -1 : 1) * (dir === 'asc' ? 1 : -1))
-        .map((r) => r.id);
+      [...recs].sort((a, b) => (a.at === b.at ? (a.id < b.id ? -1 : 1) : a.at < b.at ? -1 : 1) * (dir === 'asc' ? 1 : -1)).map((r) => r.id);
 
     it('pages in either order without gaps or dupes (asc by default)', async () => {
       assert.deepEqual(await walkAudit(h.store, { orgId: org, since: null }, 7), order(records, 'asc'));
