@@ -51,6 +51,26 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "completeConsoleOidcLogin",
+    "method": "get",
+    "template": "/console/auth/oidc/callback",
+    "expressPath": "/console/auth/oidc/callback",
+    "family": "flat",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": "completeConsoleOidcLogin_query",
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "console",
+      "extension"
+    ]
+  },
+  {
     "operationId": "createChatCompletion",
     "method": "post",
     "template": "/v1/chat/completions",
@@ -86,6 +106,26 @@ export const routes: readonly RouteSpec[] = [
     "streams": true,
     "tags": [
       "gateway"
+    ]
+  },
+  {
+    "operationId": "createConsoleSession",
+    "method": "post",
+    "template": "/console/auth/session",
+    "expressPath": "/console/auth/session",
+    "family": "flat",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "console",
+      "extension"
     ]
   },
   {
@@ -202,6 +242,26 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "runs"
+    ]
+  },
+  {
+    "operationId": "deleteConsoleSession",
+    "method": "post",
+    "template": "/console/auth/logout",
+    "expressPath": "/console/auth/logout",
+    "family": "flat",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "console",
+      "extension"
     ]
   },
   {
@@ -435,6 +495,26 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "meta"
+    ]
+  },
+  {
+    "operationId": "getConsoleAuthConfig",
+    "method": "get",
+    "template": "/console/auth/config",
+    "expressPath": "/console/auth/config",
+    "family": "flat",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "console",
+      "extension"
     ]
   },
   {
@@ -1082,6 +1162,26 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "knowledge",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "startConsoleOidcLogin",
+    "method": "get",
+    "template": "/console/auth/oidc/login",
+    "expressPath": "/console/auth/oidc/login",
+    "family": "flat",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "console",
       "extension"
     ]
   },
