@@ -200,7 +200,8 @@ describe('console API operations', function () {
         [AGENTS.user, 'u-admin'],
         [AGENTS.private, 'u-viewer'],
       ];
-      const statuses = ['success', 'failure', 'cancelled', 'in_progress'] as const;
+      // Finished runs only: an in-progress run without a lease would be taken up by the recovery sweep.
+      const statuses = ['success', 'failure', 'cancelled', 'success'] as const;
       for (let i = 0; i < 25; i++) {
         const [agentId, userId] = plan[i % plan.length]!;
         const createdAt = new Date(Date.parse('2025-06-01T00:00:00.000Z') + Math.floor(i / 2) * 60_000).toISOString();
