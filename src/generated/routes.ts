@@ -498,6 +498,26 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "getConsole",
+    "method": "get",
+    "template": "/console",
+    "expressPath": "/console",
+    "family": "openai",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "meta",
+      "extension"
+    ]
+  },
+  {
     "operationId": "getConsoleAuthConfig",
     "method": "get",
     "template": "/console/auth/config",
@@ -514,6 +534,30 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "console",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "getConsoleFile",
+    "method": "get",
+    "template": "/console/{path}",
+    "expressPath": "/console/*path",
+    "family": "openai",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "getConsoleFile_params",
+    "queryValidator": null,
+    "pathParams": [
+      "path"
+    ],
+    "auditedParams": [
+      "path"
+    ],
+    "streams": false,
+    "tags": [
+      "meta",
       "extension"
     ]
   },

@@ -90,18 +90,26 @@ function runHooks(plugins: readonly AssembledPlugin[], ctx: RequestContext, serv
   return undefined;
 }
 
+function joinedParams(params: Record<string, string | string[]> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(params ?? {})) out[name] = Array.isArray(value) ? value.join('/') : value;
+  return out;
+}
+
 export function createDispatcher(
   route: RouteSpec,
   handler: Handler,
   validators: RouteValidators,
   services: AppServices,
   anonymous: Principal | null,
-): (req: IncomingMessage & { params?: Record<string, string> }, res: ServerResponse) => void {
+): (req: IncomingMessage & { params?: Record<string, string | string[]> }, res: ServerResponse) => void {
   const { pipeline, logger, metrics, config } = services;
   const bodyLimit = config.server.bodyLimitBytes;
   const accessLog = config.logging.accessLog;
   const timer = metrics.httpDuration.labels(route.operationId);
   const counted = (status: string) => metrics.httpRequests.labels(route.operationId, route.method, status);
+  // A rest-of-path parameter (`*name`, x-rest in the document) arrives as its segments: joined back.
+  const restPath = route.expressPath.includes('*');
 
   return (req, res) => {
     const incoming = req.headers['x-request-id'];
@@ -118,7 +126,7 @@ export function createDispatcher(
       req,
       res,
       principal: null,
-      params: { ...(req.params ?? {}) },
+      params: restPath ? joinedParams(req.params) : { ...((req.params as Record<string, string> | undefined) ?? {}) },
       query: {},
       body: undefined,
       rawBody: null,

@@ -7,6 +7,7 @@ import { fileHandlers } from './files/index';
 import { dashboardHandlers } from './dashboards/index';
 import { gatewayHandlers } from './gateway/index';
 import { knowledgeHandlers } from './knowledge/index';
+import { getConsole, getConsoleFile } from './meta/console';
 import { getApiReference, getApiReferenceAsset, getOpenApiDocument } from './meta/docs';
 import { getLiveness, getMetrics, getReadiness } from './meta/health';
 import { listModels } from './models/list-models';
@@ -21,6 +22,8 @@ export const handlers: Readonly<Record<string, Handler>> = {
   getOpenApiDocument,
   getApiReference,
   getApiReferenceAsset,
+  getConsole,
+  getConsoleFile,
   listModels,
   createResponse,
   getResponse,

@@ -19,6 +19,8 @@ const OPERATIONS: Record<string, [string, string, 'flat' | 'openai' | 'anthropic
   getOpenApiDocument: ['get', '/openapi.json', 'openai', false],
   getApiReference: ['get', '/docs', 'openai', false],
   getApiReferenceAsset: ['get', '/docs/assets/{asset}', 'openai', false],
+  getConsole: ['get', '/console', 'openai', false],
+  getConsoleFile: ['get', '/console/{path}', 'openai', false],
   listModels: ['get', '/v1/models', 'openai', true],
   createResponse: ['post', '/v1/responses', 'openai', true],
   getResponse: ['get', '/v1/responses/{response_id}', 'openai', true],
@@ -75,6 +77,8 @@ const CONSOLE_AUTH = ['getConsoleAuthConfig', 'startConsoleOidcLogin', 'complete
 const KNOWLEDGE_AND_DASHBOARDS = Object.keys(OPERATIONS).filter((id) => /Knowledge|Dashboard/.test(id));
 const CONSOLE_API = ['getMe', 'listRuns', 'listKeys', 'createKey', 'revokeKey', 'listResponses', 'getDlpPolicy'];
 const EXTENSIONS = [
+  'getConsole',
+  'getConsoleFile',
   'getAgentWebhooks',
   'cancelRun',
   'retryRun',
