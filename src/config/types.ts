@@ -232,6 +232,24 @@ export interface LoggingConfig {
   accessLog: boolean;
 }
 
+/** OpenTelemetry traces exported over OTLP/HTTP (JSON); absent: tracing is off. */
+export interface TelemetryOtlpConfig {
+  /** The collector's traces URL (e.g. http://otel-collector:4318/v1/traces). */
+  endpoint: string;
+  /** Headers of every export request (e.g. an authorization token): secrets, never logged. */
+  headers: Record<string, string>;
+  /** The `service.name` resource attribute. */
+  serviceName: string;
+  /** How often finished spans are sent. */
+  exportIntervalMs: number;
+  /** The longest one export may take. */
+  timeoutMs: number;
+}
+
+export interface TelemetryConfig {
+  otlp?: TelemetryOtlpConfig;
+}
+
 export interface PluginToggle {
   enabled: boolean;
   [key: string]: unknown;
@@ -338,4 +356,5 @@ export interface GatewayConfig {
   agents: AgentConfig[];
   plugins: Record<string, PluginToggle>;
   logging: LoggingConfig;
+  telemetry: TelemetryConfig;
 }
