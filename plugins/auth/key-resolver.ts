@@ -68,20 +68,25 @@ export class KeyResolver {
     const lookup = this.keys
       .resolve(hash)
       .then((resolved) => {
-        const principal: Principal | null = resolved
-          ? Object.freeze({
-              orgId: resolved.key.orgId,
-              userId: resolved.user.id,
-              keyId: resolved.key.id,
-              role: resolved.user.role,
-              groups: Object.freeze([...resolved.groups]) as string[],
-              // The key's token and cost budgets, for the budgets plugin (none: no lookup per call).
-              keyBudgets: Object.freeze([...(resolved.key.budgets ?? [])]),
-            })
-          : null;
+        const now = this.now();
+        // An expired key is refused like a revoked one; a valid one is cached no longer than it lasts.
+        const expiresAt = resolved?.key.expiresAt ? Date.parse(resolved.key.expiresAt) : Infinity;
+        const principal: Principal | null =
+          resolved && expiresAt > now
+            ? Object.freeze({
+                orgId: resolved.key.orgId,
+                userId: resolved.user.id,
+                keyId: resolved.key.id,
+                role: resolved.user.role,
+                groups: Object.freeze([...resolved.groups]) as string[],
+                models: resolved.key.models === null ? null : Object.freeze([...resolved.key.models]),
+                // The key's token and cost budgets, for the budgets plugin (none: no lookup per call).
+                keyBudgets: Object.freeze([...resolved.key.budgets]),
+              })
+            : null;
         if (principal) {
           this.unknown.delete(hash);
-          this.cache.set(hash, principal, this.now() + this.options.cacheTtlMs);
+          this.cache.set(hash, principal, Math.min(now + this.options.cacheTtlMs, expiresAt));
         } else {
           this.cache.delete(hash);
           this.unknown.set(hash, null, this.now() + this.options.negativeTtlMs);
@@ -91,6 +96,11 @@ export class KeyResolver {
       .finally(() => this.inflight.delete(hash));
     this.inflight.set(hash, lookup);
     return lookup;
+  }
+
+  /** Drops a key's cached resolution at once (a revocation made by this process). */
+  evict(keyId: string): void {
+    this.cache.evictKeyId(keyId);
   }
 
   /** One revocation poll (skipped while the previous one is still running). */

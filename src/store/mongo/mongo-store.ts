@@ -23,6 +23,7 @@ const SCHEMA_NAMES: Record<number, string> = {
   3: 'stored files',
   4: 'knowledge stores and dashboards',
   5: 'hosted tool state per conversation',
+  6: 'console reads: list indexes',
   7: 'usage grouped per user and key',
   8: 'console sessions',
 };
@@ -37,6 +38,18 @@ async function createIndexes(c: Collections): Promise<void> {
     c.keys.createIndex({ hash: 1 }, { unique: true }),
     c.keys.createIndex({ orgId: 1, createdAt: 1 }),
     c.keys.createIndex({ revokedAt: 1 }),
+    // The console's lists (version 6): keyset pages whose leading fields are the filter.
+    c.keys.createIndex({ orgId: 1, userId: 1, createdAt: 1, _id: 1 }),
+    c.runs.createIndex({ orgId: 1, createdAt: -1, _id: -1 }),
+    c.runs.createIndex({ orgId: 1, status: 1, createdAt: -1, _id: -1 }),
+    c.runs.createIndex({ orgId: 1, userId: 1, createdAt: -1, _id: -1 }),
+    c.responses.createIndex({ orgId: 1, createdAt: -1, _id: -1 }, { partialFilterExpression: { stored: true }, name: 'responses_org_created' }),
+    c.responses.createIndex({ orgId: 1, userId: 1, createdAt: -1, _id: -1 }, { partialFilterExpression: { stored: true }, name: 'responses_org_user_created' }),
+    c.audit.createIndex({ orgId: 1, userId: 1, at: 1, _id: 1 }),
+    c.audit.createIndex({ orgId: 1, keyId: 1, at: 1, _id: 1 }),
+    c.audit.createIndex({ orgId: 1, operationId: 1, at: 1, _id: 1 }),
+    c.audit.createIndex({ orgId: 1, model: 1, at: 1, _id: 1 }, { partialFilterExpression: { model: { $type: 'string' } }, name: 'audit_org_model_at' }),
+    c.audit.createIndex({ orgId: 1, status: 1, at: 1, _id: 1 }),
     // Console sessions (see the SQL schema's migration 15): a token or ticket digest names one session
     // (sparse: the field is absent until set or once redeemed), the revocation poll and the prune.
     c.consoleSessions.createIndex({ tokenHash: 1 }, { unique: true, sparse: true }),

@@ -135,6 +135,9 @@ export function lifecycleContract(driver: TestStoreDriver): void {
           createdAt: at(T0),
           lastUsedAt: null,
           revokedAt: null,
+          expiresAt: null,
+          models: null,
+          budgets: [],
         });
         await t.store.audit.insertMany([
           {
