@@ -1,7 +1,8 @@
 // The hosted tools in agent runs, on both deployments (embedded/inline, postgres/bullmq with the run on
-// a worker): the browser on a page served here, svc_web_search against a fake SearxNG, svc_vpn_connect
-// then a download through a real HTTP proxy, the stored-file tools and a share link. Each call is an
-// item of the run's conversation whose output is asserted. Then retention: pruning the run's
+// a worker, whose tool set ran its own start-up checks): the shell, the browser on a page served here,
+// svc_web_search against a fake SearxNG, svc_vpn_connect then a download through a real HTTP proxy, the
+// stored-file tools and a share link, knowledge search and a dashboard. Each call is an item of the
+// run's conversation whose output is asserted. Then retention: pruning the run's
 // conversation removes its workspace, its tool state, its MCP session and its browser context.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -23,6 +24,8 @@ const SEARCH_AGENT = '5a1e0000-0000-4000-8000-0000000000e2';
 const VPN_AGENT = '5a1e0000-0000-4000-8000-0000000000e3';
 const FILES_AGENT = '5a1e0000-0000-4000-8000-0000000000e4';
 const PRUNED_AGENT = '5a1e0000-0000-4000-8000-0000000000e5';
+const SHELL_AGENT = '5a1e0000-0000-4000-8000-000000000081';
+const ANALYST = '5a1e0000-0000-4000-8000-0000000000d5';
 const PROXY_PASSWORD = 'runs-proxy-secret';
 const PUBLIC_URL = 'http://gateway.test';
 
@@ -92,9 +95,11 @@ for (const backend of BACKENDS) {
             { type: 'svc_file_list' },
             { type: 'svc_file_share_with_user' },
           ]),
+          toolAgent(SHELL_AGENT, [{ type: 'svc_shell' }]),
+          toolAgent(ANALYST, [{ type: 'svc_knowledge_store_search' }, { type: 'svc_dashboard_generate' }], { timeoutSeconds: 60 }),
           toolAgent(PRUNED_AGENT, [{ type: 'svc_file_write' }, { type: 'svc_browser_control' }, { type: 'svc_vpn_connect' }, mcp]),
         ],
-        tools: { allowHosts: ['127.0.0.1'], maxRounds: 6 },
+        tools: { allowHosts: ['127.0.0.1'], maxRounds: 6, shell: { wallTimeMs: 5000 } },
         config: {
           server: { publicUrl: PUBLIC_URL },
           organizations: organizationsWithTools({
@@ -110,6 +115,63 @@ for (const backend of BACKENDS) {
           await site?.close();
         },
       };
+    });
+
+    before(async () => {
+      const at = new Date().toISOString();
+      await bed.gw.store.knowledge.createStore({ id: 'ks_run_notes', orgId: 'acme', name: 'notes', description: null, createdBy: null, createdAt: at });
+      const text = 'Revenue in Q1: north 120, south 80.';
+      const doc = {
+        id: 'kdoc_q1',
+        orgId: 'acme',
+        storeId: 'ks_run_notes',
+        title: 'Q1 regional revenue',
+        source: 'finance/q1.md',
+        metadata: {},
+        text,
+        createdAt: at,
+      };
+      await bed.gw.store.knowledge.addDocument(doc);
+    });
+
+    it('svc_shell runs the command in the run’s workspace', async () => {
+      const command = 'printf "one two three\\n" > words.txt && wc -w < words.txt';
+      bed.upstream.script(scripted({ id: 'sh1', name: 'svc_shell', arguments: { command } }));
+      const { run, items } = await bed.runAgent(SHELL_AGENT);
+      assert.equal(run.status, 'success', JSON.stringify(run));
+      assert.deepEqual(summary(items), [['svc_call', 'svc_shell', 'completed']]);
+      assert.equal(output(calls(items)[0]), 'exit_code: 0\n--- stdout ---\n3\n--- stderr ---\n(empty)');
+      const file = path.join(bed.workspaceOf(run.conversationId), 'words.txt');
+      assert.equal(await readFile(file, 'utf8'), 'one two three\n');
+      if (process.getuid?.() === 0) assert.equal((await stat(file)).uid, 65534, 'written by the unprivileged sandbox user');
+    });
+
+    it('svc_knowledge_store_search finds the organization’s document and svc_dashboard_generate charts it', async () => {
+      const spec = { mark: 'bar', encoding: { x: { field: 'region', type: 'nominal' }, y: { field: 'revenue', type: 'quantitative' } } };
+      bed.upstream.script(
+        scripted(
+          { id: 's1', name: 'svc_knowledge_store_search', arguments: { query: 'Q1 revenue' } },
+          { id: 'd1', name: 'svc_dashboard_generate', arguments: { title: 'Q1', csv: 'region,revenue\nnorth,120\nsouth,80', spec } },
+        ),
+      );
+      const { run, items } = await bed.runAgent(ANALYST, 45_000);
+      assert.equal(run.status, 'success', JSON.stringify(run));
+      assert.deepEqual(summary(items), [
+        ['svc_call', 'svc_knowledge_store_search', 'completed'],
+        ['svc_call', 'svc_dashboard_generate', 'completed'],
+      ]);
+      const [search, chart] = calls(items);
+      const found = JSON.parse(output(search)) as { results: { document_id: string; source: string }[] };
+      assert.deepEqual(
+        found.results.map((r) => [r.document_id, r.source]),
+        [['kdoc_q1', 'finance/q1.md']],
+      );
+      const made = JSON.parse(output(chart)) as { dashboard_id: string; rows: number; url: string };
+      assert.equal(made.rows, 2);
+      assert.ok(made.url.startsWith(`${PUBLIC_URL}/v1/dashboards/`));
+      const stored = await bed.gw.store.dashboards.get(made.dashboard_id);
+      assert.equal(stored?.orgId, 'acme');
+      assert.equal(stored?.conversationId, run.conversationId);
     });
 
     it('the browser tools: navigate a local page, screenshot it, list its requests and export one as curl', async () => {
