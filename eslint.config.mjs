@@ -9,9 +9,10 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 const HTTP_LAYER = { group: ['express', 'express/*', '../../http/dispatch', '../../operations/*'], message: 'formats/ and providers/ stay independent of the HTTP layer' };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'src/generated/**', '.tmp/**', 'test/fixtures/client-gen/**', 'eslint.config.mjs'] },
+  { ignores: ['dist/**', 'node_modules/**', 'src/generated/**', '.tmp/**', 'test/fixtures/client-gen/**', 'eslint.config.mjs', 'src/console/app/src/generated/**', 'test-artifacts/**'] },
   {
-    files: ['**/*.ts'],
+    // The console app (src/console/app, its own tsconfig): TSX too.
+    files: ['**/*.ts', 'src/console/app/**/*.tsx'],
     extends: [tseslint.configs.base],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {

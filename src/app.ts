@@ -30,6 +30,8 @@ import { createRunEngine } from './runs/engine';
 import { createRunService } from './runs/service';
 import { createTools } from './tools';
 import type { AppServices } from './services';
+import { startOtlpTracing } from './telemetry/otel';
+import type { Tracing } from './telemetry/tracing';
 import type { Store } from './store/port';
 import type { Principal } from './store/types';
 import { plugins as pluginRegistry } from '../plugins';
@@ -49,6 +51,8 @@ export interface AppDeps {
   redis?: RedisProvider | null;
   /** Override handlers (tests). */
   handlers?: Readonly<Record<string, Handler>>;
+  /** Tracing to use instead of the one `telemetry.otlp` configures (null: off). */
+  tracing?: Tracing | null;
 }
 
 export interface GatewayApp {
@@ -93,6 +97,10 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
   const redis = deps.redis !== undefined ? deps.redis : config.queue.driver === 'bullmq' ? createRedisProvider(config.queue.redisUrl, onRedisError) : null;
   const ownsRedis = deps.redis === undefined && redis !== null;
   const models = deps.models ?? new ConfigModelRouter(config);
+  // The OpenTelemetry SDK is loaded only when tracing is configured (src/telemetry/tracing.ts).
+  const otlp = config.telemetry?.otlp;
+  const tracing = deps.tracing !== undefined ? deps.tracing : otlp ? await startOtlpTracing(otlp) : null;
+  const ownsTracing = deps.tracing === undefined && tracing !== null;
   const pipeline = await assemblePipeline(pluginRegistry, config, { config, store: deps.store, logger: deps.logger, metrics, clock, redis });
   // The run queue is built here (every process enqueues); the runtime starts its consumer if any.
   const runEngine = createRunEngine(createRunQueue(config.queue, deps.logger), config.queue.leaseSeconds);
@@ -119,7 +127,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
   });
   const modelCalls = new ModelCalls(models);
   const compaction = createCompaction({ config, store: deps.store, models, modelCalls, metrics });
-  const tools = await createTools({ config, store: deps.store, logger: deps.logger, metrics, now: () => clock.now() });
+  const tools = await createTools({ config, store: deps.store, logger: deps.logger, metrics, now: () => clock.now(), tracing });
   const services: AppServices = {
     config,
     store: deps.store,
@@ -140,6 +148,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
       deps.logger,
     ),
     tools,
+    tracing,
     readiness: {},
   };
   if (redis) services.readiness['redis'] = async () => void (await redis.get().ping());
@@ -202,6 +211,8 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
       if (!deps.models) await models.close();
       if (ownsRedis) await redis?.close();
       await services.dashboardRenderer.close();
+      // Last: the spans of everything that closed above are exported before it stops.
+      if (ownsTracing) await tracing?.shutdown();
     },
   };
 }

@@ -92,6 +92,7 @@ async function startConsumer(services: AppServices, closers: Closer[], options: 
     leaseMs: runEngine.leaseMs,
     responseEvents: { log: services.responseStreams.log, live: services.responseStreams.live },
     tools: services.tools.loop,
+    tracing: services.tracing,
     ...(options.redactorFor ? { redactorFor: options.redactorFor } : dlpRedactors(services)),
   });
   const processor: JobProcessor = {

@@ -16,6 +16,7 @@ import type { ResponseStreams } from './responses/index';
 import type { RunEngine } from './runs/engine';
 import type { RunService } from './runs/port';
 import type { Store } from './store/port';
+import type { Tracing } from './telemetry/tracing';
 
 export interface AppServices {
   readonly config: GatewayConfig;
@@ -42,6 +43,8 @@ export interface AppServices {
   readonly dashboardRenderer: DashboardPngRenderer;
   /** Server-side tools: the hosted catalog, workspaces and the tool loop (src/tools/). */
   readonly tools: Tools;
+  /** OpenTelemetry tracing when `telemetry.otlp` is configured, else null (no span work at all). */
+  readonly tracing: Tracing | null;
   /** Extra readiness checks by name (e.g. queue), each resolving when its dependency is reachable. */
   readonly readiness: Record<string, () => Promise<void>>;
 }

@@ -1,12 +1,16 @@
-// auth: API key -> principal (organization, user, role, groups). Keys are hashed on arrival (the store
-// holds hashes only) and never logged; resolutions are cached (unknown keys apart from valid ones),
-// revocations evicted within about two revocation polls.
+// auth: API key or console session token -> principal (organization, user, role, groups). Credentials
+// are hashed on arrival (the store holds hashes only) and never logged; resolutions are cached (unknown
+// ones apart from valid ones), revocations evicted within about two revocation polls (a sign-out in
+// this process at once). A console session acts as its user: keyId null, sessionId set.
 import { GatewayError } from '../../src/http/errors';
 import { definePlugin } from '../../src/pipeline/plugin';
+import { isSessionToken } from '../../src/console/session-tokens';
 import { hashApiKey } from '../../src/security/keys';
+import type { RequestContext } from '../../src/pipeline/context';
 import type { Principal } from '../../src/store/types';
 import { readApiKey } from './credentials';
 import { KeyResolver } from './key-resolver';
+import { SessionResolver } from './session-resolver';
 import { TouchBatcher } from './touch-batcher';
 
 export interface AuthConfig {
@@ -32,6 +36,7 @@ export const AUTH_MESSAGES = {
   missing: 'Missing API key: send it as "Authorization: Bearer <key>", "x-api-key: <key>" or "api-key: <key>".',
   malformed: 'Malformed API key header: expected "Authorization: Bearer <key>", "x-api-key: <key>" or "api-key: <key>".',
   invalid: 'Invalid API key: it is unknown or has been revoked.',
+  session: 'Invalid console session: it is unknown, has expired or was signed out. Sign in again.',
 } as const;
 
 export default definePlugin<AuthConfig>({
@@ -45,7 +50,7 @@ export default definePlugin<AuthConfig>({
     type: 'object',
     additionalProperties: false,
     description:
-      'API key authentication on every authenticated operation. Missing, malformed, unknown or revoked keys get 401 with the flat envelope. Fails closed: when the store cannot be asked, the request is rejected. With auth off, every call acts as an admin of the first configured organization.',
+      'API key (or console session token) authentication on every authenticated operation. Missing, malformed, unknown or revoked keys and unknown, expired or signed-out sessions get 401 with the flat envelope. Fails closed: when the store cannot be asked, the request is rejected. With auth off, every call acts as an admin of the first configured organization.',
     properties: {
       enabled: { type: 'boolean', default: AUTH_DEFAULTS.enabled, description: 'Require an API key.' },
       cacheSize: {
@@ -85,6 +90,8 @@ export default definePlugin<AuthConfig>({
     const config = { ...AUTH_DEFAULTS, ...partial };
     const resolver = new KeyResolver(deps.store.keys, deps.logger, config);
     const touches = new TouchBatcher(deps.store.keys, deps.logger, config.touchFlushMs);
+    // Console sessions exist only with OpenID Connect sign-in configured; without it, a session token is just an unknown key.
+    const sessions = deps.config.console.oidc ? new SessionResolver(deps.store, deps.logger, config) : null;
 
     // RFC 6750 section 3: a 401 names the scheme the client should use.
     const challenge = { 'www-authenticate': 'Bearer' };
@@ -94,18 +101,31 @@ export default definePlugin<AuthConfig>({
       if (principal.keyId) touches.add(principal.keyId);
     }
 
+    function admitSession(principal: Principal | null, ctx: RequestContext): void {
+      if (principal === null) throw new GatewayError('unauthorized', AUTH_MESSAGES.session, { headers: challenge });
+      ctx.principal = principal;
+      // The audit record names the session the call came through (its keyId is null: no key was used).
+      if (principal.sessionId) ctx.resourceIds['consoleSessionId'] = principal.sessionId;
+    }
+
     return {
       // Not async: a cache hit completes synchronously, without a promise.
       onRequest(ctx) {
         const credential = readApiKey(ctx.req.headers);
         if (!credential.ok) throw new GatewayError('unauthorized', AUTH_MESSAGES[credential.reason], { headers: challenge });
         const hash = hashApiKey(credential.key);
+        if (sessions && isSessionToken(credential.key)) {
+          const session = sessions.cached(hash);
+          if (session !== undefined) return admitSession(session, ctx);
+          return sessions.resolve(hash).then((principal) => admitSession(principal, ctx));
+        }
         const cached = resolver.cached(hash);
         if (cached !== undefined) return admit(cached, ctx);
         return resolver.resolve(hash).then((principal) => admit(principal, ctx));
       },
       async close() {
         await resolver.close();
+        await sessions?.close();
         await touches.close();
       },
     };

@@ -1,5 +1,10 @@
 import type { Principal } from '../../src/store/types';
 
+/** The id a revocation names: the key's, or the console session's. */
+function credentialId(principal: Principal): string | null {
+  return principal.keyId ?? principal.sessionId ?? null;
+}
+
 interface Entry {
   /** null: the key is unknown or revoked (negative entry). */
   principal: Principal | null;
@@ -8,7 +13,8 @@ interface Entry {
 
 /**
  * Key resolutions by key hash: a bounded LRU (a Map keeps insertion order; a hit re-inserts) with a
- * TTL per entry, and an index by key id so a revocation evicts without knowing the hash.
+ * TTL per entry, and an index by key id (a console session's id for a session token) so a revocation
+ * evicts without knowing the hash.
  */
 export class KeyCache {
   private readonly entries = new Map<string, Entry>();
@@ -37,7 +43,8 @@ export class KeyCache {
     const existing = this.entries.get(hash);
     if (existing) this.remove(hash, existing);
     this.entries.set(hash, { principal, expiresAt });
-    if (principal?.keyId) this.hashByKeyId.set(principal.keyId, hash);
+    const id = principal ? credentialId(principal) : null;
+    if (id) this.hashByKeyId.set(id, hash);
     if (this.entries.size > this.maxEntries) {
       const oldest = this.entries.keys().next();
       if (!oldest.done) this.remove(oldest.value, this.entries.get(oldest.value) as Entry);
@@ -67,7 +74,7 @@ export class KeyCache {
 
   private remove(hash: string, entry: Entry): void {
     this.entries.delete(hash);
-    const keyId = entry.principal?.keyId;
-    if (keyId && this.hashByKeyId.get(keyId) === hash) this.hashByKeyId.delete(keyId);
+    const id = entry.principal ? credentialId(entry.principal) : null;
+    if (id && this.hashByKeyId.get(id) === hash) this.hashByKeyId.delete(id);
   }
 }

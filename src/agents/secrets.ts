@@ -1,11 +1,12 @@
 // Installation-wide HMAC secrets (pagination cursors, webhook URLs, shared file links, dashboard
-// links). Each is created once by whichever process asks first (settings.setIfAbsent: first writer wins) so every gateway process of the
-// installation derives the same cursors and URLs, and they survive restarts. Nothing per agent is
-// stored. Cached per store instance (not per module), so isolated apps in one process never share one.
+// links, the console's sign-in cookies). Each is created once by whichever process asks first
+// (settings.setIfAbsent: first writer wins) so every gateway process of the installation derives the
+// same cursors and URLs, and they survive restarts. Nothing per agent is stored. Cached per store
+// instance (not per module), so isolated apps in one process never share one.
 import { randomBytes } from 'node:crypto';
 import type { Store } from '../store/port';
 
-export type SecretName = 'webhook-secret' | 'cursor-secret' | 'file-share-secret' | 'dashboard-link-secret';
+export type SecretName = 'webhook-secret' | 'cursor-secret' | 'file-share-secret' | 'dashboard-link-secret' | 'console-cookie-secret';
 
 const cache = new WeakMap<Store, Map<SecretName, Promise<Buffer>>>();
 

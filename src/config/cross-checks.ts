@@ -277,6 +277,30 @@ function fileShareLifetimes({ doc }: CheckInput): ConfigProblem[] {
   ];
 }
 
+/**
+ * Console sign-in maps an ID token to exactly one user: an oidcSubject, or an email (compared without
+ * case, as mail providers treat it), names at most one user of the whole configuration.
+ */
+const consoleSignInIdentities: ConfigCheck = ({ doc }) => {
+  const problems: ConfigProblem[] = [];
+  const seen = { oidcSubject: new Map<string, string>(), email: new Map<string, string>() };
+  list(doc['organizations']).forEach((org, i) => {
+    list(node(org)['users']).forEach((user, j) => {
+      for (const field of ['oidcSubject', 'email'] as const) {
+        const value = text(node(user)[field]);
+        if (value === undefined) continue;
+        const at = `organizations[${i}].users[${j}].${field}`;
+        const key = field === 'email' ? value.toLowerCase() : value;
+        const first = seen[field].get(key);
+        if (first !== undefined)
+          problems.push({ path: at, message: `${field} "${value}" is also given at ${first}`, fix: `give each user their own ${field}` });
+        else seen[field].set(key, at);
+      }
+    });
+  });
+  return problems;
+};
+
 /** Every cross-reference check, run in this order; each reports all it finds. */
 export const CONFIG_CHECKS: readonly ConfigCheck[] = [
   responsesTimezone,
@@ -291,4 +315,5 @@ export const CONFIG_CHECKS: readonly ConfigCheck[] = [
   egressProfileUrls,
   webSearchSettings,
   fileShareLifetimes,
+  consoleSignInIdentities,
 ];

@@ -115,6 +115,17 @@ function switchOff(raw: Record<string, unknown>, doc: Record<string, unknown>): 
   return switchedOff;
 }
 
+/**
+ * Tracing is off without a `telemetry.otlp` block, and off when its `endpoint` interpolated to ""
+ * (`endpoint: ${OTEL_TRACES_ENDPOINT:-}` with the variable unset): the block then leaves the document.
+ */
+function telemetrySwitch(doc: Record<string, unknown>): void {
+  const telemetry = doc['telemetry'];
+  if (!telemetry || typeof telemetry !== 'object') return;
+  const otlp = (telemetry as Record<string, unknown>)['otlp'];
+  if (otlp && typeof otlp === 'object' && (otlp as Record<string, unknown>)['endpoint'] === '') delete (telemetry as Record<string, unknown>)['otlp'];
+}
+
 function environmentOverrides(doc: Record<string, unknown>, env: NodeJS.ProcessEnv): ConfigProblem[] {
   const server = doc['server'];
   if (!server || typeof server !== 'object') return [];
@@ -150,6 +161,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
     }
   }
   const switchedOff = switchOff(raw, doc);
+  telemetrySwitch(doc);
   const validate = validator();
   const problems = validate(doc) ? [] : (validate.errors ?? []).map(describe);
   problems.push(...environmentOverrides(doc, env));

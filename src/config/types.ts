@@ -123,6 +123,29 @@ export interface UserConfig {
   name: string;
   role: Role;
   keys: string[];
+  /** Console sign-in: the user a verified email claim maps to (after oidcSubject). */
+  email?: string;
+  /** Console sign-in: the ID token subject at console.oidc.issuer that is this user. */
+  oidcSubject?: string;
+}
+
+/** Console sign-in with an OpenID Connect provider (config schema `console.oidc`). */
+export interface ConsoleOidcConfig {
+  issuer: string;
+  clientId: string;
+  /** A secret: never logged or shown. */
+  clientSecret: string;
+  /** Space-separated, including openid (default "openid email profile"). */
+  scopes: string;
+  /** The callback registered at the provider; absent: derived from server.publicUrl or the request. */
+  redirectUrl?: string;
+}
+
+/** The web console (config schema `console`). */
+export interface ConsoleConfig {
+  /** Lifetime of a console session token, in seconds (default 12 hours). */
+  sessionTtlSeconds: number;
+  oidc?: ConsoleOidcConfig;
 }
 
 /** A named egress profile (svc_vpn_connect): a proxy the conversation's web tools go out through. */
@@ -207,6 +230,24 @@ export interface EvaluationConfig {
 export interface LoggingConfig {
   level: 'error' | 'warn' | 'info' | 'debug';
   accessLog: boolean;
+}
+
+/** OpenTelemetry traces exported over OTLP/HTTP (JSON); absent: tracing is off. */
+export interface TelemetryOtlpConfig {
+  /** The collector's traces URL (e.g. http://otel-collector:4318/v1/traces). */
+  endpoint: string;
+  /** Headers of every export request (e.g. an authorization token): secrets, never logged. */
+  headers: Record<string, string>;
+  /** The `service.name` resource attribute. */
+  serviceName: string;
+  /** How often finished spans are sent. */
+  exportIntervalMs: number;
+  /** The longest one export may take. */
+  timeoutMs: number;
+}
+
+export interface TelemetryConfig {
+  otlp?: TelemetryOtlpConfig;
 }
 
 export interface PluginToggle {
@@ -310,8 +351,10 @@ export interface GatewayConfig {
   responses: ResponsesConfig;
   tools: ToolsConfig;
   files: FilesConfig;
+  console: ConsoleConfig;
   organizations: OrganizationConfig[];
   agents: AgentConfig[];
   plugins: Record<string, PluginToggle>;
   logging: LoggingConfig;
+  telemetry: TelemetryConfig;
 }

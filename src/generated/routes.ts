@@ -51,6 +51,26 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "completeConsoleOidcLogin",
+    "method": "get",
+    "template": "/console/auth/oidc/callback",
+    "expressPath": "/console/auth/oidc/callback",
+    "family": "flat",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": "completeConsoleOidcLogin_query",
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "console",
+      "extension"
+    ]
+  },
+  {
     "operationId": "createChatCompletion",
     "method": "post",
     "template": "/v1/chat/completions",
@@ -86,6 +106,26 @@ export const routes: readonly RouteSpec[] = [
     "streams": true,
     "tags": [
       "gateway"
+    ]
+  },
+  {
+    "operationId": "createConsoleSession",
+    "method": "post",
+    "template": "/console/auth/session",
+    "expressPath": "/console/auth/session",
+    "family": "flat",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "console",
+      "extension"
     ]
   },
   {
@@ -182,6 +222,26 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "runs"
+    ]
+  },
+  {
+    "operationId": "deleteConsoleSession",
+    "method": "post",
+    "template": "/console/auth/logout",
+    "expressPath": "/console/auth/logout",
+    "family": "flat",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "console",
+      "extension"
     ]
   },
   {
@@ -415,6 +475,70 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "meta"
+    ]
+  },
+  {
+    "operationId": "getConsole",
+    "method": "get",
+    "template": "/console",
+    "expressPath": "/console",
+    "family": "openai",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "meta",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "getConsoleAuthConfig",
+    "method": "get",
+    "template": "/console/auth/config",
+    "expressPath": "/console/auth/config",
+    "family": "flat",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "console",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "getConsoleFile",
+    "method": "get",
+    "template": "/console/{path}",
+    "expressPath": "/console/*path",
+    "family": "openai",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "getConsoleFile_params",
+    "queryValidator": null,
+    "pathParams": [
+      "path"
+    ],
+    "auditedParams": [
+      "path"
+    ],
+    "streams": false,
+    "tags": [
+      "meta",
+      "extension"
     ]
   },
   {
@@ -938,6 +1062,26 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "knowledge",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "startConsoleOidcLogin",
+    "method": "get",
+    "template": "/console/auth/oidc/login",
+    "expressPath": "/console/auth/oidc/login",
+    "family": "flat",
+    "authenticated": false,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "console",
       "extension"
     ]
   },

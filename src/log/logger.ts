@@ -4,6 +4,8 @@ import winston from 'winston';
 // `meta` is dropped, so a key, a prompt or a completion can never reach a log line by accident.
 const ALLOWED_FIELDS = new Set([
   'requestId',
+  // The W3C trace id of the request's span (tracing on).
+  'traceId',
   'operationId',
   'method',
   'route',
@@ -55,6 +57,8 @@ export interface LoggerOptions {
   /** Silence output (tests). */
   silent?: boolean;
   component?: string;
+  /** Write the JSON lines here instead of stderr (tests read the access log). */
+  stream?: NodeJS.WritableStream;
 }
 
 export function createLogger(options: LoggerOptions = {}): winston.Logger {
@@ -64,7 +68,11 @@ export function createLogger(options: LoggerOptions = {}): winston.Logger {
     defaultMeta: options.component ? { component: options.component } : {},
     format: winston.format.combine(allowlist(), winston.format.timestamp(), winston.format.json()),
     // Logs go to stderr: stdout is reserved for what a command prints (keys, documents).
-    transports: [new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] })],
+    transports: [
+      options.stream
+        ? new winston.transports.Stream({ stream: options.stream })
+        : new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] }),
+    ],
   });
 }
 

@@ -3,6 +3,7 @@
 // request context (request-meter.ts); an agent run into the store directly (src/runs/run-meter.ts).
 import { isGatewayError } from '../http/errors';
 import type { Usage } from '../canonical/model';
+import type { ModelCallSpan } from '../telemetry/gen-ai';
 
 export type UpstreamOutcome = 'ok' | 'error' | 'timeout' | 'aborted';
 
@@ -13,6 +14,8 @@ export interface ModelCallMeter {
   finish(outcome: UpstreamOutcome): void;
   /** The call failed with `err` (its code is recorded, the outcome derived from it). */
   fail(err: unknown): void;
+  /** The call's span when tracing is on (ended with the call), else null. */
+  readonly span?: ModelCallSpan | null;
 }
 
 export function outcomeOf(err: unknown, signal: { readonly aborted: boolean }): UpstreamOutcome {

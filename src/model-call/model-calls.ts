@@ -9,6 +9,7 @@
 import type { ModelRequest, ModelResponse, OptionName, StreamPart } from '../canonical/model';
 import type { CallOptions, ModelRouter, Provider, ResolvedModel } from '../providers/types';
 import type { ModelCallMeter } from './meter';
+import type { ModelCallSpan } from '../telemetry/gen-ai';
 
 export interface CallScope {
   orgId: string;
@@ -75,13 +76,17 @@ export class ModelCalls {
   /** One non-streamed call, metered. */
   async generate(scope: CallScope, request: ModelRequest, plan: CallPlan = this.plan(scope, request)): Promise<ModelResponse> {
     const { resolved, meter } = plan;
+    const span = meter.span ?? null;
     let response: ModelResponse;
     try {
-      response = await resolved.provider.generate(honouredRequest(resolved.provider, request), resolved.upstreamModel, options(scope));
+      const call = () => resolved.provider.generate(honouredRequest(resolved.provider, request), resolved.upstreamModel, options(scope));
+      // Traced: the upstream request carries this call's span as its traceparent.
+      response = await (span ? span.run(call) : call());
     } catch (err) {
       meter.fail(err);
       throw err;
     }
+    span?.response(response);
     meter.usage(response.usage);
     meter.finish('ok');
     return response;
@@ -95,12 +100,38 @@ export class ModelCalls {
    */
   stream(scope: CallScope, request: ModelRequest, plan: CallPlan = this.plan(scope, request)): AsyncIterable<StreamPart> {
     const { resolved, meter } = plan;
-    return meterUsage(resolved.provider.stream(honouredRequest(resolved.provider, request), resolved.upstreamModel, options(scope)), meter);
+    const parts = resolved.provider.stream(honouredRequest(resolved.provider, request), resolved.upstreamModel, options(scope));
+    const span = meter.span ?? null;
+    return meterUsage(span ? traced(parts, span) : parts, meter);
   }
 }
 
 function options(scope: CallScope): CallOptions {
   return scope.requestId === undefined ? { signal: scope.signal } : { signal: scope.signal, requestId: scope.requestId };
+}
+
+/**
+ * A traced stream: the upstream is read with the call's span active (its request carries the span as
+ * its traceparent), and the reply's id, model and finish reason are noted on the span as they pass.
+ */
+async function* traced(parts: AsyncIterable<StreamPart>, span: ModelCallSpan): AsyncIterable<StreamPart> {
+  const iterator = parts[Symbol.asyncIterator]();
+  let done = false;
+  try {
+    for (;;) {
+      const next = await span.run(() => iterator.next());
+      if (next.done) {
+        done = true;
+        return;
+      }
+      const part = next.value;
+      if (part.type === 'start') span.response({ id: part.id, model: part.model });
+      else if (part.type === 'finish') span.response({ finishReason: part.finishReason });
+      yield part;
+    }
+  } finally {
+    if (!done) await iterator.return?.();
+  }
 }
 
 /** Taps the `finish` part's usage (a stream cut before it meters zero tokens: none were reported). */

@@ -6,6 +6,7 @@ import type { Metrics } from '../log/metrics';
 import type { ModelCallRecord, RequestContext, UsageReport } from '../pipeline/context';
 import type { ResolvedModel } from '../providers/types';
 import type { Usage } from '../canonical/model';
+import type { ModelCallSpan } from '../telemetry/gen-ai';
 import { outcomeOf, tokenCount, type ModelCallMeter, type UpstreamOutcome } from './meter';
 
 export class RequestMeter implements ModelCallMeter {
@@ -20,6 +21,8 @@ export class RequestMeter implements ModelCallMeter {
     private readonly resolved: ResolvedModel,
     /** Writes usage reported after the request finished (the audit plugin has read ctx.usage by then). */
     private readonly lateUsage?: (report: UsageReport) => void,
+    /** The call's span (tracing on), ended when the call is. */
+    readonly span: ModelCallSpan | null = null,
   ) {
     // The audit record of the request names the model call, whether it succeeds or not.
     this.record = { model: resolved.model.id, provider: resolved.provider.name, errorCode: null };
@@ -34,6 +37,7 @@ export class RequestMeter implements ModelCallMeter {
   tokens(promptTokens: number, completionTokens: number): void {
     if (this.usageRecorded) return;
     this.usageRecorded = true;
+    this.span?.usage({ inputTokens: tokenCount(promptTokens), outputTokens: tokenCount(completionTokens) });
     const report = { model: this.resolved.model.id, promptTokens: tokenCount(promptTokens), completionTokens: tokenCount(completionTokens) };
     if (this.ctx.finished && this.lateUsage) this.lateUsage(report);
     else this.ctx.usage.push(report);
@@ -44,6 +48,7 @@ export class RequestMeter implements ModelCallMeter {
     this.finished = true;
     const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
     this.metrics.upstreamDuration.labels(this.resolved.provider.name, this.resolved.model.id, outcome).observe(seconds);
+    this.span?.end(outcome === 'ok' ? undefined : outcome === 'aborted' ? 'aborted' : (this.record.errorCode ?? outcome));
   }
 
   fail(err: unknown): void {

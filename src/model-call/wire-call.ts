@@ -9,6 +9,7 @@ import type { ResolvedModel } from '../providers/types';
 import type { AppServices } from '../services';
 import type { CallPlan, CallScope } from './model-calls';
 import { RequestMeter } from './request-meter';
+import { startModelCallSpan, type ModelCallSpan } from '../telemetry/gen-ai';
 import { passThroughBody, transformedCopy } from './upstream-body';
 
 /** A caller wire format as the model-call path needs it. */
@@ -58,17 +59,35 @@ function writeLateUsage(ctx: RequestContext, services: Pick<AppServices, 'metric
  * `detached`: the call outlives its caller (a stored response is generated to its end even when the
  * client leaves, to be read or resumed later); it is not aborted by the client's disconnect.
  */
-export function requestScope(ctx: RequestContext, services: Pick<AppServices, 'metrics' | 'store' | 'logger'>, detached = false): RequestScope {
+export function requestScope(
+  ctx: RequestContext,
+  services: Pick<AppServices, 'metrics' | 'store' | 'logger'> & Partial<Pick<AppServices, 'tracing'>>,
+  detached = false,
+): RequestScope {
   const orgId = ctx.principal?.orgId ?? 'default';
   const own = detached ? new AbortController().signal : null;
+  const tracing = services.tracing ?? null;
   return {
     orgId,
     get signal() {
       return own ?? ctx.abort.signal;
     },
     requestId: ctx.requestId,
-    meter: (resolved) => new RequestMeter(ctx, services.metrics, resolved, (report) => writeLateUsage(ctx, services, report)),
+    meter: (resolved) =>
+      new RequestMeter(ctx, services.metrics, resolved, (report) => writeLateUsage(ctx, services, report), tracing && modelCallSpan(tracing, ctx, resolved)),
   };
+}
+
+/** A gateway request's model call span: `text_completion` on the legacy completions path, else `chat`. */
+function modelCallSpan(tracing: NonNullable<AppServices['tracing']>, ctx: RequestContext, resolved: ResolvedModel): ModelCallSpan {
+  const operation = ctx.route.template === '/v1/completions' ? 'text_completion' : 'chat';
+  const target = {
+    modelId: resolved.model.id,
+    upstreamModel: resolved.upstreamModel,
+    providerName: resolved.provider.name,
+    providerType: resolved.provider.type,
+  };
+  return startModelCallSpan(tracing, operation, target);
 }
 
 /**
@@ -78,7 +97,7 @@ export function requestScope(ctx: RequestContext, services: Pick<AppServices, 'm
  */
 export function prepareWireCall(
   ctx: RequestContext,
-  services: Pick<AppServices, 'modelCalls' | 'metrics' | 'store' | 'logger'>,
+  services: Pick<AppServices, 'modelCalls' | 'metrics' | 'store' | 'logger'> & Partial<Pick<AppServices, 'tracing'>>,
   codec: WireCodec,
   body: JsonObject,
   options: { detached?: boolean; canonical?: boolean } = {},
@@ -120,8 +139,11 @@ export async function forwardWireCall(
   const { provider } = call.resolved;
   try {
     if (!provider.forward) throw new Error(`provider ${provider.name} does not forward`);
+    const forward = provider.forward.bind(provider);
     const options = { requestId: ctx.requestId, stream };
-    return await provider.forward(format, call.body, call.detached ? options : { ...options, signal: ctx.abort });
+    const send = () => forward(format, call.body, call.detached ? options : { ...options, signal: ctx.abort });
+    // Traced: the upstream request carries the call's span as its traceparent.
+    return await (call.meter.span ? call.meter.span.run(send) : send());
   } catch (err) {
     call.meter.fail(err);
     throw err;

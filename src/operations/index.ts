@@ -2,10 +2,12 @@
 // or a handler names no operation (src/app.ts). Each area exports its own map.
 import { adminHandlers } from './admin/index';
 import { agentHandlers } from './agents/index';
+import { consoleAuthHandlers } from './console/index';
 import { fileHandlers } from './files/index';
 import { dashboardHandlers } from './dashboards/index';
 import { gatewayHandlers } from './gateway/index';
 import { knowledgeHandlers } from './knowledge/index';
+import { getConsole, getConsoleFile } from './meta/console';
 import { getApiReference, getApiReferenceAsset, getOpenApiDocument } from './meta/docs';
 import { getLiveness, getMetrics, getReadiness } from './meta/health';
 import { listModels } from './models/list-models';
@@ -20,6 +22,8 @@ export const handlers: Readonly<Record<string, Handler>> = {
   getOpenApiDocument,
   getApiReference,
   getApiReferenceAsset,
+  getConsole,
+  getConsoleFile,
   listModels,
   createResponse,
   getResponse,
@@ -30,4 +34,5 @@ export const handlers: Readonly<Record<string, Handler>> = {
   ...fileHandlers,
   ...knowledgeHandlers,
   ...dashboardHandlers,
+  ...consoleAuthHandlers,
 };

@@ -32,6 +32,8 @@ import { endRunResponse, invocationOf, type ResponsesInvocation } from './run-re
 import { RunResponseStream } from './run-response-stream';
 import { runErrorOf, type RunError } from './run-errors';
 import { endRun, TIMEOUT_ERROR, type TransitionDeps } from './transitions';
+import { GEN_AI_AGENT_ID, GEN_AI_AGENT_NAME, GEN_AI_CONVERSATION_ID, GEN_AI_OPERATION_NAME, startModelCallSpan } from '../telemetry/gen-ai';
+import type { TraceSpan, Tracing } from '../telemetry/tracing';
 
 /** Redacts prompt text per the organization's DLP policy (null: the policy is off). */
 export type Redactor = (text: string) => string;
@@ -54,6 +56,8 @@ export interface ExecutorDeps {
   redactorFor?: RedactorFactory;
   /** The server-side tool loop (the agent's hosted and MCP tools). */
   tools: ToolLoop;
+  /** Tracing (null or absent: off): a span per execution, per step, per model and tool call. */
+  tracing?: Tracing | null;
   /**
    * Where runs started through the Responses interface (`model: agent/<id>`) write their response's
    * events (run-response-stream.ts). Without it such runs execute all the same, unstreamed.
@@ -147,18 +151,47 @@ export class RunExecutor {
     const deadline = setTimeout(() => stop('timeout'), Math.max(0, Date.parse(run.deadlineAt) - this.deps.now().getTime()));
     const renew = setInterval(() => void this.renew(fence, stop), Math.max(250, Math.floor(this.deps.leaseMs / 3)));
     let stream: RunResponseStream | null = null;
+    const span = this.executionSpan(run, version.definition);
     try {
       stream = await this.openStream(run);
-      const text = await this.runSteps(run, fence, version.definition, signal, stream);
+      const steps = () => this.runSteps(run, fence, version.definition, signal, stream);
+      const text = await (span ? span.run(steps) : steps());
       const ended = await endRun(this.transitions, runId, 'success', { result: runResult(text) }, fence.generation);
       if (ended) this.deps.logger.info('run finished', { runId, status: 'success' });
       await this.settle(stream, ended ? (s) => s.complete(text) : null);
     } catch (err) {
+      span?.fail(stopReasonOf(signal) ?? (err instanceof RunStopped ? err.reason : err instanceof LeaseLostError ? 'lease_lost' : runErrorOf(err).code));
       await this.afterError(run, fence, signal, err, stream);
     } finally {
+      span?.end();
       clearTimeout(deadline);
       clearInterval(renew);
     }
+  }
+
+  /**
+   * The span of one execution of a run, `invoke_agent {agent name}`: the root of its own trace (a run
+   * executes later than, and often in another process than, the request that started it), the parent
+   * of its steps' spans. Null when tracing is off.
+   */
+  private executionSpan(run: RunRecord, agent: AgentDefinition): TraceSpan | null {
+    const tracing = this.deps.tracing;
+    if (!tracing) return null;
+    return tracing.start(
+      `invoke_agent ${agent.name}`,
+      'internal',
+      {
+        [GEN_AI_OPERATION_NAME]: 'invoke_agent',
+        [GEN_AI_AGENT_ID]: run.agentId,
+        [GEN_AI_AGENT_NAME]: agent.name,
+        [GEN_AI_CONVERSATION_ID]: run.conversationId,
+        'agw.run.id': run.id,
+        'agw.run.attempt': run.attempts,
+        'agw.run.trigger': run.trigger,
+        'agw.org_id': run.orgId,
+      },
+      { root: true },
+    );
   }
 
   /**
@@ -291,7 +324,7 @@ export class RunExecutor {
         continue;
       }
       signal.throwIfAborted();
-      last = await this.runStep(ctx, index);
+      last = await this.tracedStep(ctx, index);
       const advanced = await store.runs.update(run.id, { stepsCompleted: stepNumber }, { whenStatus: ['in_progress'], whenGeneration: fence.generation });
       if (!advanced) throw new RunStopped('lease_lost');
     }
@@ -316,7 +349,22 @@ export class RunExecutor {
     return stored;
   }
 
-  private async runStep(ctx: Ctx, index: number): Promise<string> {
+  /** A step under its own span (`run_step {number}`, child of the execution's) when tracing is on. */
+  private async tracedStep(ctx: Ctx, index: number): Promise<string> {
+    const tracing = this.deps.tracing;
+    if (!tracing) return this.runStep(ctx, index, null);
+    const span = tracing.start(`run_step ${index + 1}`, 'internal', { 'agw.run.id': ctx.run.id, 'agw.run.step.number': index + 1 });
+    try {
+      return await span.run(() => this.runStep(ctx, index, span));
+    } catch (err) {
+      span.fail(err instanceof RunStopped ? err.reason : err instanceof LeaseLostError ? 'lease_lost' : runErrorOf(err).code);
+      throw err;
+    } finally {
+      span.end();
+    }
+  }
+
+  private async runStep(ctx: Ctx, index: number, span: TraceSpan | null): Promise<string> {
     const { run, agent } = ctx;
     const step = agent.steps[index]!;
     const stepNumber = index + 1;
@@ -337,6 +385,7 @@ export class RunExecutor {
     );
     if (step.objective) {
       const verdict = await this.judge(ctx, step.objective, prompt, produced);
+      span?.set({ 'agw.run.step.verdict': verdict.result });
       await this.deps.store.steps.update(run.id, stepNumber, { result: verdict.result, explanation: verdict.explanation }, ctx.fence);
     }
     return produced;
@@ -429,7 +478,7 @@ export class RunExecutor {
    * stalled past the lease) stops here instead of asking the model a second time beside the
    * execution that took over.
    */
-  private async *turnParts(ctx: Ctx, request: ModelRequest, streamed: boolean): AsyncGenerator<StreamPart> {
+  private async *turnParts(ctx: Ctx, request: ModelRequest, streamed: boolean, purpose?: 'judge'): AsyncGenerator<StreamPart> {
     ctx.signal.throwIfAborted();
     if (!(await this.extendLease(ctx.fence))) throw new RunStopped('lease_lost');
     ctx.signal.throwIfAborted();
@@ -438,7 +487,7 @@ export class RunExecutor {
       orgId: ctx.run.orgId,
       signal: ctx.signal,
       requestId: ctx.run.id,
-      meter: (resolved: ResolvedModel) => (meter = new RunMeter(this.deps, ctx.run, resolved, ctx.signal)),
+      meter: (resolved: ResolvedModel) => (meter = new RunMeter(this.deps, ctx.run, resolved, ctx.signal, this.modelCallSpan(resolved, purpose))),
     };
     try {
       if (!streamed) {
@@ -459,6 +508,19 @@ export class RunExecutor {
     }
   }
 
+  /** A run's model call span (tracing on): a step turn's, or the judge's. */
+  private modelCallSpan(resolved: ResolvedModel, purpose: 'judge' | undefined): ReturnType<typeof startModelCallSpan> | null {
+    const tracing = this.deps.tracing;
+    if (!tracing) return null;
+    const target = {
+      modelId: resolved.model.id,
+      upstreamModel: resolved.upstreamModel,
+      providerName: resolved.provider.name,
+      providerType: resolved.provider.type,
+    };
+    return startModelCallSpan(tracing, 'chat', target, purpose);
+  }
+
   private async judge(ctx: Ctx, objective: string, prompt: string, produced: string): Promise<Verdict> {
     const model = this.deps.config.evaluation.model ?? ctx.agent.model;
     try {
@@ -472,6 +534,6 @@ export class RunExecutor {
 
   /** One whole model call of this execution (the judge's), metered to the run (see turnParts). */
   private call(ctx: Ctx, request: ModelRequest): Promise<ModelResponse> {
-    return assembleResponse(this.turnParts(ctx, request, false));
+    return assembleResponse(this.turnParts(ctx, request, false, 'judge'));
   }
 }

@@ -4,6 +4,8 @@
 import type { Logger } from 'winston';
 import type { Usage } from '../canonical/model';
 import type { Metrics } from '../log/metrics';
+import { toGatewayError } from '../http/errors';
+import type { ModelCallSpan } from '../telemetry/gen-ai';
 import { outcomeOf, tokenCount, type ModelCallMeter, type UpstreamOutcome } from '../model-call/meter';
 import type { ResolvedModel } from '../providers/types';
 import type { Store } from '../store/port';
@@ -30,7 +32,12 @@ export class RunMeter implements ModelCallMeter {
     private readonly run: MeteredRun,
     private readonly resolved: ResolvedModel,
     private readonly signal: AbortSignal,
+    /** The call's span (tracing on), ended when the call is. */
+    readonly span: ModelCallSpan | null = null,
   ) {}
+
+  /** The stable code of the error the call failed with, for its span. */
+  private errorCode: string | null = null;
 
   usage(usage: Usage): void {
     if (this.usageRecorded) return;
@@ -39,6 +46,7 @@ export class RunMeter implements ModelCallMeter {
     const model = this.resolved.model.id;
     const promptTokens = tokenCount(usage.inputTokens);
     const completionTokens = tokenCount(usage.outputTokens);
+    this.span?.usage({ inputTokens: promptTokens, outputTokens: completionTokens });
     deps.metrics.upstreamTokens.labels(run.orgId, model, 'prompt').inc(promptTokens);
     deps.metrics.upstreamTokens.labels(run.orgId, model, 'completion').inc(completionTokens);
     // Not fenced by the run's lease: the tokens were spent whoever holds the run now. Fails open like the
@@ -57,9 +65,11 @@ export class RunMeter implements ModelCallMeter {
     this.finished = true;
     const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
     this.deps.metrics.upstreamDuration.labels(this.resolved.provider.name, this.resolved.model.id, outcome).observe(seconds);
+    this.span?.end(outcome === 'ok' ? undefined : outcome === 'aborted' ? 'aborted' : (this.errorCode ?? outcome));
   }
 
   fail(err: unknown): void {
+    if (this.span) this.errorCode = toGatewayError(err).code;
     this.finish(outcomeOf(err, this.signal));
   }
 

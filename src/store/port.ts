@@ -7,6 +7,7 @@ import type {
   AgentVersionRecord,
   ApiKeyRecord,
   AuditQuery,
+  ConsoleSessionRecord,
   AuditRecord,
   ConversationItemRecord,
   ConversationRecord,
@@ -18,6 +19,7 @@ import type {
   NewConversationItem,
   OrganizationRecord,
   Principal,
+  ResolvedConsoleSession,
   ResolvedKey,
   ResponseEventRecord,
   ResponseOutcome,
@@ -82,6 +84,26 @@ export interface KeyRepository {
   countActive(): Promise<number>;
   /** Revoked-since check for auth caches: ids of keys revoked at or after `since`. */
   revokedSince(since: string): Promise<string[]>;
+}
+
+/** Console sessions (sign-in with OpenID Connect); tickets and tokens are stored as SHA-256 digests only. */
+export interface ConsoleSessionRepository {
+  create(session: ConsoleSessionRecord): Promise<void>;
+  /**
+   * Redeems a ticket once: when a session holds `ticketHash`, its ticket has not expired at `now`, and
+   * it is neither revoked nor expired, sets its token hash and clears the ticket in one atomic write
+   * (a second redemption, even a concurrent one, finds no ticket). Returns the session, else null.
+   */
+  redeemTicket(ticketHash: string, tokenHash: string, now: string): Promise<ConsoleSessionRecord | null>;
+  /** The session holding this token hash, not revoked and not expired at `now`, with its user and groups; else null. */
+  resolve(tokenHash: string, now: string): Promise<ResolvedConsoleSession | null>;
+  get(id: string): Promise<ConsoleSessionRecord | null>;
+  /** Sets revokedAt; false when no such unrevoked session. */
+  revoke(id: string, at: string): Promise<boolean>;
+  /** Ids of sessions revoked at or after `since` (auth caches evict them). */
+  revokedSince(since: string): Promise<string[]>;
+  /** Deletes up to `limit` sessions expired (or revoked) before `before`; returns how many. */
+  prune(before: string, limit: number): Promise<number>;
 }
 
 export interface AgentUpsertResult {
@@ -427,6 +449,7 @@ export interface Store {
   readonly users: UserRepository;
   readonly groups: GroupRepository;
   readonly keys: KeyRepository;
+  readonly consoleSessions: ConsoleSessionRepository;
   readonly agents: AgentRepository;
   readonly runs: RunRepository;
   readonly steps: StepVerdictRepository;

@@ -6,10 +6,12 @@ import type { AgentInputConfig, AgentStepConfig, AgentTriggerConfig, DlpPolicyCo
 export interface Principal {
   orgId: string;
   userId: string;
-  /** Id of the key used (null when auth is off or for internal callers such as triggers). */
+  /** Id of the key used (null when auth is off, for internal callers such as triggers, and for console sessions). */
   keyId: string | null;
   role: Role;
   groups: string[];
+  /** Id of the console session used, when the credential was a console session token (keyId is then null). */
+  sessionId?: string;
 }
 
 export interface OrganizationRecord {
@@ -50,6 +52,35 @@ export interface ApiKeyRecord {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+}
+
+/**
+ * A console session: made by an OpenID Connect sign-in for a configured user. It starts with a one-time
+ * ticket (carried by a cookie to the console page) that POST /console/auth/session exchanges for the
+ * bearer token; only SHA-256 digests of ticket and token are stored.
+ */
+export interface ConsoleSessionRecord {
+  id: string;
+  orgId: string;
+  userId: string;
+  /** SHA-256 (hex) of the bearer token; null until the ticket is redeemed. */
+  tokenHash: string | null;
+  /** SHA-256 (hex) of the one-time ticket; null once redeemed. */
+  ticketHash: string | null;
+  /** Until when the ticket may be redeemed. */
+  ticketExpiresAt: string;
+  /** The identity provider's subject the session was made for (the record's link to the sign-in). */
+  subject: string;
+  createdAt: string;
+  expiresAt: string;
+  revokedAt: string | null;
+}
+
+/** A console session resolved for authentication: the session, its user and the user's groups. */
+export interface ResolvedConsoleSession {
+  session: ConsoleSessionRecord;
+  user: UserRecord;
+  groups: string[];
 }
 
 /** A key resolved for authentication: the key, its user and the user's groups. */

@@ -14,6 +14,7 @@ import { ToolRegistry } from './registry';
 import type { HostedToolFactory } from './types';
 import { createWebAccess, type WebAccess } from './web-access';
 import { Workspaces } from './workspace';
+import type { Tracing } from '../telemetry/tracing';
 
 export interface Tools {
   readonly registry: ToolRegistry;
@@ -37,6 +38,8 @@ export interface ToolsDeps {
   now(): Date;
   /** Tests: another catalog. */
   factories?: readonly HostedToolFactory[];
+  /** Tracing (null or absent: off): a span per tool call. */
+  tracing?: Tracing | null;
 }
 
 export async function createTools(deps: ToolsDeps): Promise<Tools> {
@@ -61,7 +64,16 @@ export async function createTools(deps: ToolsDeps): Promise<Tools> {
     callTool: (server, conversationId, name, args, signal) => mcpClients.callTool(server as McpServerSpec, conversationId, name, args, signal),
     needsApproval: (server, toolName) => mcpClients.needsApproval(server as McpServerSpec, toolName),
   };
-  const loop = new ToolLoop({ registry, mcp, workspaces, config: config.tools, store: deps.store, metrics: deps.metrics, logger: deps.logger });
+  const loop = new ToolLoop({
+    registry,
+    mcp,
+    workspaces,
+    config: config.tools,
+    store: deps.store,
+    metrics: deps.metrics,
+    logger: deps.logger,
+    tracing: deps.tracing ?? null,
+  });
   return {
     registry,
     loop,

@@ -38,6 +38,8 @@ import type { Store } from '../store/port';
 import type { ToolRegistry } from './registry';
 import { ToolFailure, type HostedTool, type ToolOutcome } from './types';
 import type { Workspaces } from './workspace';
+import { GEN_AI_OPERATION_NAME, GEN_AI_TOOL_CALL_ID, GEN_AI_TOOL_NAME, GEN_AI_TOOL_TYPE } from '../telemetry/gen-ai';
+import type { Tracing } from '../telemetry/tracing';
 
 /** What the loop needs of the MCP client (src/tools/mcp/). */
 export interface McpAccess {
@@ -70,6 +72,8 @@ export interface ToolLoopDeps {
   store: Store;
   metrics: Metrics;
   logger: Logger;
+  /** Tracing (null or absent: off): each call the gateway runs gets an `execute_tool {name}` span. */
+  tracing?: Tracing | null;
 }
 
 /** Where one loop runs: whose, which conversation, and how it may be stopped. */
@@ -436,15 +440,31 @@ export class ToolLoop {
       maxOutputBytes: (runner.kind === 'hosted' ? runner.tool.limits?.maxOutputBytes : undefined) ?? this.deps.config.maxOutputBytes,
     };
     const started = process.hrtime.bigint();
+    // Tracing on: the call's span (its name, id and outcome; never its arguments or output).
+    const span =
+      this.deps.tracing?.start(`execute_tool ${call.name}`, 'internal', {
+        [GEN_AI_OPERATION_NAME]: 'execute_tool',
+        [GEN_AI_TOOL_NAME]: call.name,
+        [GEN_AI_TOOL_CALL_ID]: call.id,
+        [GEN_AI_TOOL_TYPE]: 'extension',
+        'agw.tool': tool,
+      }) ?? null;
     let result: ToolCallResult;
     try {
-      const outcome = await this.execute(runner, call, scope, limits.timeoutMs);
+      const execute = () => this.execute(runner, call, scope, limits.timeoutMs);
+      const outcome = await (span ? span.run(execute) : execute());
       result = { status: 'completed', output: boundOutput(outcome.output, limits.maxOutputBytes) };
       if (outcome.images && outcome.images.length > 0) result.images = outcome.images;
     } catch (err) {
-      if (scope.signal.aborted) throw scope.signal.reason ?? err;
+      if (scope.signal.aborted) {
+        span?.fail('aborted');
+        span?.end();
+        throw scope.signal.reason ?? err;
+      }
+      span?.fail(err instanceof ToolFailure ? 'tool_error' : err instanceof GatewayError ? err.code : '_OTHER');
       result = { status: 'failed', output: boundOutput(failureMessage(err, call.name), limits.maxOutputBytes) };
     }
+    span?.end();
     // What any model sees of a tool passes the organization's policy, like any other text.
     if (scope.redact) result.output = scope.redact(result.output);
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;

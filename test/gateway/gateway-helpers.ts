@@ -1,6 +1,7 @@
 // Shared setup for the HTTP-level gateway tests: a fake OpenAI-format upstream and a real gateway whose
 // `up` provider points at it.
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
+import type { Logger } from 'winston';
 import type { Store } from '../../src/store/port';
 import { startFakeOpenAiUpstream, type FakeOpenAiUpstream } from '../fixtures/upstreams/openai-upstream';
 
@@ -23,6 +24,8 @@ export interface GatewayWithUpstreamOptions {
   config?: Record<string, unknown>;
   /** Use this store (the caller closes it; its config goes in `config.store`) instead of a fresh embedded one. */
   store?: Store;
+  /** The gateway's logger (tests that read the access log). */
+  logger?: Logger;
 }
 
 export async function startGatewayWithUpstream(options: GatewayWithUpstreamOptions = {}): Promise<GatewayWithUpstream> {
@@ -53,6 +56,7 @@ export async function startGatewayWithUpstream(options: GatewayWithUpstreamOptio
       ...(options.config ?? {}),
     },
     ...(options.store ? { store: options.store } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
   });
   return {
     gw,

@@ -2,6 +2,7 @@
 // test configuration, for HTTP-level tests. The configuration goes through parseConfig, so schema
 // defaults and cross-checks apply exactly as for a config file.
 import type { AddressInfo } from 'node:net';
+import type { Logger } from 'winston';
 import { createServer, type Server } from 'node:http';
 import { buildApp, type GatewayApp } from '../../src/app';
 import { answerClientErrors } from '../../src/http/client-error';
@@ -22,6 +23,8 @@ export interface TestGatewayOptions {
   store?: Store;
   /** Backend of the fresh store when `store` is not given. */
   driver?: 'embedded' | 'postgres';
+  /** The gateway's logger (default: errors only, silent unless TEST_LOGS=1). */
+  logger?: Logger;
 }
 
 export interface TestGateway {
@@ -37,7 +40,7 @@ export interface TestGateway {
 
 export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
   const config = testConfig(options.config ?? {});
-  const logger = createLogger({ level: 'error', silent: process.env['TEST_LOGS'] !== '1' });
+  const logger = options.logger ?? createLogger({ level: 'error', silent: process.env['TEST_LOGS'] !== '1' });
   const owned = options.store ? null : await openTestStore(options.driver ?? 'embedded');
   const store = options.store ?? owned!.store;
   await syncConfiguredState(config, store, logger);

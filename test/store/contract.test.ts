@@ -3,6 +3,7 @@
 import type { Store } from '../../src/store/port';
 import { mongodbUrl, openTestStore, type TestStore, type TestStoreDriver } from '../helpers/store';
 import { agentsContract } from './contract/agents';
+import { consoleSessionsContract } from './contract/console-sessions';
 import { conversationsContract } from './contract/conversations';
 import { filesContract } from './contract/files';
 import { dashboardsContract } from './contract/dashboards';
@@ -43,6 +44,7 @@ for (const driver of DRIVERS) {
     });
 
     identityContract(handle);
+    consoleSessionsContract(handle);
     agentsContract(handle);
     runsContract(handle);
     conversationsContract(handle);

@@ -121,9 +121,10 @@ export async function relaySse(
   // which reads it when the response closes, a tick later at the earliest) follows.
   const clientLeft = ctx.abort.aborted || !sse.open;
   sse.end();
-  if (failed) call.fail(failure);
-  else call.finish(clientLeft ? 'aborted' : 'ok');
+  // Usage before the outcome: the call's span (tracing on) ends with the outcome, carrying its tokens.
   const usage = tail.usage();
   call.tokens(usage?.promptTokens ?? 0, usage?.completionTokens ?? 0);
+  if (failed) call.fail(failure);
+  else call.finish(clientLeft ? 'aborted' : 'ok');
   return undefined;
 }

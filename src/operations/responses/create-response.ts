@@ -31,6 +31,8 @@ import { checkResponseRequest, isStateful } from './request-rules';
 import { storedResponse } from './stored-response';
 import { serverCallsOf, withServerCallOutputs } from './server-call-outputs';
 import { translatedResponse } from './translated';
+import { GEN_AI_CONVERSATION_ID } from '../../telemetry/gen-ai';
+import { activeSpan } from '../../telemetry/tracing';
 
 /** Rule 1: removed from the outgoing request (metadata is stored and echoed instead); `svc` is ours. */
 const OWN_FIELDS = ['metadata', 'litellm_metadata', 'proxy_server_request', 'svc'] as const;
@@ -314,6 +316,8 @@ async function respond(ctx: RequestContext, services: AppServices, body: Json, e
     });
   }
   const conversation = stateful ? { conversation: { id: stateful.turn.conversation.id } } : {};
+  // Tracing on: the request's span names the turn (its response and conversation ids).
+  activeSpan()?.set({ 'agw.response.id': id, [GEN_AI_CONVERSATION_ID]: stateful?.turn.conversation.id, 'agw.response.stored': stateful !== null });
 
   if (call.kind === 'forward') {
     const response = await forwardWireCall(ctx, call, 'responses', stream);

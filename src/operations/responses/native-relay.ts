@@ -183,9 +183,10 @@ export async function relayNativeStream(ctx: RequestContext, response: UpstreamR
   }
   const clientLeft = ctx.abort.aborted || !writer.open;
   await events.return?.(undefined).catch(() => undefined);
+  // A stream that never reported usage meters none (before the outcome, which ends the call's span).
+  meter.tokens(0, 0);
   if (failure) meter.fail(failure);
   else meter.finish(clientLeft ? 'aborted' : 'ok');
-  meter.tokens(0, 0);
   try {
     // A stored response is final in the store before the caller's stream ends: a client that saw
     // the end and reads the response at once (GET) finds it finished, not in progress.

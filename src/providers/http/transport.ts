@@ -11,6 +11,7 @@ import { onAbort, type CallSignal } from './call-abort';
 import { ReplyBody, type ReplyLimit, type UpstreamBody } from './reply-body';
 import { retryAfterHeader, retryAfterMs } from './retry-after';
 import { createUpstreamDispatcher } from './upstream-dispatcher';
+import { upstreamTraceHeaders } from '../../telemetry/tracing';
 import { defaultErrorMapper, errorCode, upstreamStatusError, UpstreamFault, withheld, type UpstreamErrorMapper } from './upstream-errors';
 
 export interface UpstreamRequest {
@@ -236,9 +237,12 @@ export class UpstreamTransport {
     return target;
   }
 
-  async send(request: UpstreamRequest): Promise<UpstreamResponse> {
-    const { origin, path } = this.target(request.url);
-    const { signal } = request;
+  async send(sent: UpstreamRequest): Promise<UpstreamResponse> {
+    const { origin, path } = this.target(sent.url);
+    const { signal } = sent;
+    // Tracing on: the model call's W3C trace context goes along (null, at no cost, when it is off).
+    const trace = upstreamTraceHeaders();
+    const request = trace ? { ...sent, headers: { ...sent.headers, ...trace } } : sent;
     for (let attempt = 0; ; attempt += 1) {
       const last = attempt >= this.retriesMax;
       let response: ReplyHead;

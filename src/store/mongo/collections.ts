@@ -55,6 +55,20 @@ export interface KeyDoc {
   revokedAt: Date | null;
 }
 
+/** A console session; tokenHash and ticketHash are absent (not null) when unset, so their sparse unique indexes skip them. */
+export interface ConsoleSessionDoc {
+  _id: string;
+  orgId: string;
+  userId: string;
+  tokenHash?: string;
+  ticketHash?: string;
+  ticketExpiresAt: Date;
+  subject: string;
+  createdAt: Date;
+  expiresAt: Date;
+  revokedAt: Date | null;
+}
+
 export interface AgentDoc {
   _id: string;
   orgId: string;
@@ -273,6 +287,7 @@ export interface Collections {
   users: Collection<UserDoc>;
   groups: Collection<GroupDoc>;
   keys: Collection<KeyDoc>;
+  consoleSessions: Collection<ConsoleSessionDoc>;
   agents: Collection<AgentDoc>;
   agentVersions: Collection<AgentVersionDoc>;
   runs: Collection<RunDoc>;
@@ -298,6 +313,7 @@ export function collectionsOf(db: Db): Collections {
     users: db.collection<UserDoc>('users'),
     groups: db.collection<GroupDoc>('groups'),
     keys: db.collection<KeyDoc>('api_keys'),
+    consoleSessions: db.collection<ConsoleSessionDoc>('console_sessions'),
     agents: db.collection<AgentDoc>('agents'),
     agentVersions: db.collection<AgentVersionDoc>('agent_versions'),
     runs: db.collection<RunDoc>('runs'),

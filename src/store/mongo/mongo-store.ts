@@ -6,6 +6,7 @@ import { mongoAgents } from './agents-repository';
 import { mongoDashboards } from './dashboards-repository';
 import { mongoKnowledge } from './knowledge-repository';
 import { collectionsOf, date, type Collections } from './collections';
+import { mongoConsoleSessions } from './console-sessions-repository';
 import { mongoConversations } from './conversations-repository';
 import { mongoFiles } from './files-repository';
 import { composedTurns } from '../composed-turns';
@@ -15,13 +16,14 @@ import { mongoRuns } from './runs-repository';
 import { mongoToolState, pruneToolState } from './tool-state-repository';
 
 /** Bumped when the index set below changes; recorded in schema_migrations like the SQL stores. */
-const SCHEMA_VERSION = 5;
+const SCHEMA_VERSION = 8;
 const SCHEMA_NAMES: Record<number, string> = {
   1: 'initial indexes',
   2: 'response leases and expiry index',
   3: 'stored files',
   4: 'knowledge stores and dashboards',
   5: 'hosted tool state per conversation',
+  8: 'console sessions',
 };
 /** Documents deleted per prune round trip. */
 const PRUNE_BATCH = 1000;
@@ -34,6 +36,12 @@ async function createIndexes(c: Collections): Promise<void> {
     c.keys.createIndex({ hash: 1 }, { unique: true }),
     c.keys.createIndex({ orgId: 1, createdAt: 1 }),
     c.keys.createIndex({ revokedAt: 1 }),
+    // Console sessions (see the SQL schema's migration 15): a token or ticket digest names one session
+    // (sparse: the field is absent until set or once redeemed), the revocation poll and the prune.
+    c.consoleSessions.createIndex({ tokenHash: 1 }, { unique: true, sparse: true }),
+    c.consoleSessions.createIndex({ ticketHash: 1 }, { unique: true, sparse: true }),
+    c.consoleSessions.createIndex({ revokedAt: 1 }),
+    c.consoleSessions.createIndex({ expiresAt: 1 }),
     c.agents.createIndex({ orgId: 1, deletedAt: 1, createdAt: -1, _id: -1 }),
     c.runs.createIndex({ agentId: 1, createdAt: -1, _id: -1 }),
     c.runs.createIndex({ status: 1, createdAt: 1, _id: 1 }),
@@ -159,6 +167,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
     users: mongoUsers(c),
     groups: mongoGroups(c),
     keys: mongoKeys(c),
+    consoleSessions: mongoConsoleSessions(c),
     agents: mongoAgents(c),
     runs: mongoRuns(c),
     steps: mongoSteps(c),

@@ -361,6 +361,32 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX dashboards_org_updated ON dashboards (org_id, updated_at DESC, id)`,
     ],
   },
+  {
+    // Console sessions (sign-in with OpenID Connect): a one-time ticket, then a bearer token, both kept
+    // as SHA-256 digests only (like api_keys.hash). Partial unique indexes: a digest names one session,
+    // and a redeemed ticket or a session not yet given its token leaves no index entry. The revocation
+    // poll reads revoked_at; the prune reads expires_at.
+    version: 15,
+    name: 'console sessions',
+    statements: [
+      `CREATE TABLE console_sessions (
+        id text PRIMARY KEY,
+        org_id text NOT NULL,
+        user_id text NOT NULL,
+        token_hash text,
+        ticket_hash text,
+        ticket_expires_at timestamptz NOT NULL,
+        subject text NOT NULL,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        revoked_at timestamptz
+      )`,
+      `CREATE UNIQUE INDEX console_sessions_token ON console_sessions (token_hash) WHERE token_hash IS NOT NULL`,
+      `CREATE UNIQUE INDEX console_sessions_ticket ON console_sessions (ticket_hash) WHERE ticket_hash IS NOT NULL`,
+      `CREATE INDEX console_sessions_revoked ON console_sessions (revoked_at) WHERE revoked_at IS NOT NULL`,
+      `CREATE INDEX console_sessions_expires ON console_sessions (expires_at)`,
+    ],
+  },
 ];
 
 /** Applies missing migrations; idempotent and safe from several processes at once. */

@@ -2,6 +2,7 @@
 import type { PrunedConversation, Store } from '../port';
 import { sqlAgents } from './agents-repository';
 import { sqlAudit } from './audit-repository';
+import { sqlConsoleSessions } from './console-sessions-repository';
 import { sqlConversations } from './conversations-repository';
 import { sqlFiles } from './files-repository';
 import type { SqlDatabase } from './database';
@@ -33,6 +34,7 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
     users: sqlUsers(db),
     groups: sqlGroups(db),
     keys: sqlKeys(db),
+    consoleSessions: sqlConsoleSessions(db),
     agents: sqlAgents(db),
     runs: sqlRuns(db),
     steps: sqlSteps(db),
