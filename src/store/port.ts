@@ -455,6 +455,21 @@ export interface DashboardRepository {
   delete(orgId: string, id: string): Promise<boolean>;
 }
 
+/** A conversation retention pruned: its organization (its workspace is under it) and id. */
+export interface PrunedConversation {
+  orgId: string;
+  id: string;
+}
+
+export interface PruneResult {
+  /** Runs deleted (each with its conversation). */
+  runs: number;
+  /** Idle Responses conversations deleted. */
+  conversations: number;
+  /** Every conversation deleted: the runs' and the idle ones. */
+  gone: PrunedConversation[];
+}
+
 export interface Store {
   readonly driver: 'embedded' | 'postgres' | 'mongodb';
   readonly organizations: OrganizationRepository;
@@ -482,10 +497,12 @@ export interface Store {
   /**
    * Deletes finished runs (with their verdicts and conversation) and audit/usage records older than
    * `before`, and the Responses conversations idle since before it (created before it, no item since,
-   * no turn in progress) with their items, and tool state not written since `before` whose conversation
-   * is gone (or never was a stored one: a stateless response's scope). Responses carry their own
-   * expiry: responses.prune.
+   * no turn in progress) with their items; the tool state of every conversation that went, and tool
+   * state not written since `before` whose conversation is gone (or never was a stored one: a
+   * stateless response's scope). Returns the counts and the conversations that went (the caller
+   * releases what the tools hold for them outside the store: workspaces, browser contexts, MCP
+   * sessions). Responses carry their own expiry: responses.prune.
    */
-  prune(before: string): Promise<{ runs: number; conversations: number }>;
+  prune(before: string): Promise<PruneResult>;
   close(): Promise<void>;
 }

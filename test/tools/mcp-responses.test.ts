@@ -2,44 +2,20 @@
 // fake model upstream that calls the server's tool, and the gateway between them listing the server's
 // tools (an `mcp_list_tools` item), running the call (an `mcp_call` item) and feeding the result back.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { startMcpServer, type RunningMcpServer } from '../fixtures/mcp/mcp-servers';
-import { startRunUpstream, runUpstreamConfig, type RunUpstream } from '../fixtures/upstreams/run-upstream';
-import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { assertResponsesFraming, jsonReply, parseSseFrames, post, typesOf } from '../responses/http-helpers';
-
-type Json = Record<string, unknown>;
-type Message = { role: string; content?: unknown; tool_call_id?: string; tool_calls?: { id: string; function: { name: string; arguments: string } }[] };
-
-const toolMessages = (body: Json): Message[] => ((body['messages'] as Message[]) ?? []).filter((m) => m.role === 'tool');
-const offered = (body: Json): string[] => ((body['tools'] as { function: { name: string } }[] | undefined) ?? []).map((t) => t.function.name);
+import { messagesOf, offered, toolMessages, useToolGateway, type Json } from './tool-gateway';
 
 describe('MCP tools through POST /v1/responses', function () {
   this.timeout(60_000);
-  let upstream: RunUpstream;
   let mcpServer: RunningMcpServer;
-  let gw: TestGateway;
-  let workspaces: string;
-
-  before(async () => {
-    upstream = await startRunUpstream();
+  const bed = useToolGateway(async () => {
     mcpServer = await startMcpServer('streamable-http');
-    workspaces = await mkdtemp(path.join(tmpdir(), 'agw-mcp-'));
-    gw = await startTestGateway({
-      config: {
-        ...runUpstreamConfig(upstream),
-        // Hosted tools get 200 ms; MCP calls their own, longer bound.
-        tools: { workspaceDir: workspaces, maxRounds: 3, allowHosts: ['127.0.0.1'], timeoutMs: 200, mcp: { callTimeoutMs: 10_000 } },
-      },
-    });
-  });
-  after(async () => {
-    await gw?.close();
-    await mcpServer?.close();
-    await upstream?.close();
-    await rm(workspaces, { recursive: true, force: true });
+    // Hosted tools get 200 ms; MCP calls their own, longer bound.
+    return {
+      tools: { maxRounds: 3, allowHosts: ['127.0.0.1'], timeoutMs: 200, mcp: { callTimeoutMs: 10_000 } },
+      teardown: () => mcpServer?.close(),
+    };
   });
 
   const mcpTool = (patch: Json = {}): Json => ({
@@ -53,13 +29,13 @@ describe('MCP tools through POST /v1/responses', function () {
   });
 
   it('lists the allowed tools, runs the model’s call on the server and answers with its result', async () => {
-    upstream.script((body) => {
+    bed.upstream.script((body) => {
       const tools = toolMessages(body);
       if (tools.length === 0) return { toolCalls: [{ id: 'call_add', name: 'calc__add', arguments: JSON.stringify({ a: 2, b: 40 }) }] };
       return { reply: `The sum is ${String(tools[0]!.content)}.` };
     });
     const reply = await jsonReply(
-      await post(`${gw.url}/v1/responses`, { model: 'fake', input: 'add 2 and 40', store: true, tools: [mcpTool()] }, gw.auth('admin')),
+      await post(`${bed.gw.url}/v1/responses`, { model: 'fake', input: 'add 2 and 40', store: true, tools: [mcpTool()] }, bed.gw.auth('admin')),
     );
     assert.equal(reply.status, 200, reply.text);
     const output = reply.body['output'] as Json[];
@@ -77,17 +53,19 @@ describe('MCP tools through POST /v1/responses', function () {
     assert.equal(call['output'], '42');
     assert.match(JSON.stringify(message['content']), /The sum is 42\./);
     // The model was offered only the allowed tools, named <server_label>__<tool>.
-    assert.deepEqual(offered(upstream.calls.at(-2)!.body), ['calc__add', 'calc__fail']);
+    assert.deepEqual(offered(bed.upstream.calls.at(-2)!.body), ['calc__add', 'calc__fail']);
     assert.ok(mcpServer.headers.some((headers) => headers['x-api-key'] === 'k-e2e'));
   });
 
   it('shows the server’s error result to the model as a failed call, not a failed response', async () => {
-    upstream.script((body) => {
+    bed.upstream.script((body) => {
       const tools = toolMessages(body);
       if (tools.length === 0) return { toolCalls: [{ id: 'call_fail', name: 'calc__fail', arguments: '{}' }] };
       return { reply: `It failed: ${String(tools[0]!.content)}` };
     });
-    const reply = await jsonReply(await post(`${gw.url}/v1/responses`, { model: 'fake', input: 'try it', store: true, tools: [mcpTool()] }, gw.auth('admin')));
+    const reply = await jsonReply(
+      await post(`${bed.gw.url}/v1/responses`, { model: 'fake', input: 'try it', store: true, tools: [mcpTool()] }, bed.gw.auth('admin')),
+    );
     assert.equal(reply.status, 200, reply.text);
     const call = (reply.body['output'] as Json[]).find((item) => item['type'] === 'mcp_call')!;
     assert.match(String(call['error']), /the widget is broken/);
@@ -95,13 +73,17 @@ describe('MCP tools through POST /v1/responses', function () {
   });
 
   it('bounds an MCP call by tools.mcp.callTimeoutMs, not the hosted tools’ tools.timeoutMs', async () => {
-    upstream.script((body) => {
+    bed.upstream.script((body) => {
       const tools = toolMessages(body);
       if (tools.length === 0) return { toolCalls: [{ id: 'call_slow', name: 'calc__slow', arguments: JSON.stringify({ ms: 600 }) }] };
       return { reply: String(tools[0]!.content) };
     });
     const reply = await jsonReply(
-      await post(`${gw.url}/v1/responses`, { model: 'fake', input: 'wait', store: true, tools: [mcpTool({ allowed_tools: ['slow'] })] }, gw.auth('admin')),
+      await post(
+        `${bed.gw.url}/v1/responses`,
+        { model: 'fake', input: 'wait', store: true, tools: [mcpTool({ allowed_tools: ['slow'] })] },
+        bed.gw.auth('admin'),
+      ),
     );
     assert.equal(reply.status, 200, reply.text);
     const call = (reply.body['output'] as Json[]).find((item) => item['type'] === 'mcp_call')!;
@@ -109,11 +91,11 @@ describe('MCP tools through POST /v1/responses', function () {
   });
 
   it('asks for approval by default (require_approval absent) and does not call the server', async () => {
-    upstream.script(() => ({ toolCalls: [{ id: 'call_add2', name: 'calc__add', arguments: JSON.stringify({ a: 1, b: 1 }) }] }));
+    bed.upstream.script(() => ({ toolCalls: [{ id: 'call_add2', name: 'calc__add', arguments: JSON.stringify({ a: 1, b: 1 }) }] }));
     const calls = mcpServer.methods.filter((method) => method === 'tools/call').length;
     const tool = mcpTool();
     delete tool['require_approval'];
-    const reply = await jsonReply(await post(`${gw.url}/v1/responses`, { model: 'fake', input: 'add', store: true, tools: [tool] }, gw.auth('admin')));
+    const reply = await jsonReply(await post(`${bed.gw.url}/v1/responses`, { model: 'fake', input: 'add', store: true, tools: [tool] }, bed.gw.auth('admin')));
     assert.equal(reply.status, 200, reply.text);
     const request = (reply.body['output'] as Json[]).find((item) => item['type'] === 'mcp_approval_request');
     assert.ok(request, JSON.stringify(reply.body['output']));
@@ -125,16 +107,16 @@ describe('MCP tools through POST /v1/responses', function () {
   it('an approved request runs on the next turn (mcp_approval_response), a denied one is shown to the model as denied', async () => {
     const tool = mcpTool();
     delete tool['require_approval'];
-    upstream.script((body) => {
+    bed.upstream.script((body) => {
       const tools = toolMessages(body);
       if (tools.length === 0) return { toolCalls: [{ id: 'call_ok', name: 'calc__add', arguments: JSON.stringify({ a: 20, b: 22 }) }] };
       return { reply: `Result: ${String(tools.at(-1)!.content)}` };
     });
-    const first = await jsonReply(await post(`${gw.url}/v1/responses`, { model: 'fake', input: 'add', store: true, tools: [tool] }, gw.auth('admin')));
+    const first = await jsonReply(await post(`${bed.gw.url}/v1/responses`, { model: 'fake', input: 'add', store: true, tools: [tool] }, bed.gw.auth('admin')));
     const request = (first.body['output'] as Json[]).find((item) => item['type'] === 'mcp_approval_request')!;
     const calls = mcpServer.methods.filter((method) => method === 'tools/call').length;
     const approved = await post(
-      `${gw.url}/v1/responses`,
+      `${bed.gw.url}/v1/responses`,
       {
         model: 'fake',
         previous_response_id: first.body['id'],
@@ -142,7 +124,7 @@ describe('MCP tools through POST /v1/responses', function () {
         tools: [tool],
         stream: true,
       },
-      gw.auth('admin'),
+      bed.gw.auth('admin'),
     );
     assert.equal(approved.status, 200);
     const frames = parseSseFrames(await approved.text());
@@ -158,18 +140,20 @@ describe('MCP tools through POST /v1/responses', function () {
     assert.equal(mcpServer.methods.filter((method) => method === 'tools/call').length, calls + 1, 'the approved call ran once');
     assert.match(JSON.stringify(final['output']), /Result: 42/);
 
-    const second = await jsonReply(await post(`${gw.url}/v1/responses`, { model: 'fake', input: 'add again', store: true, tools: [tool] }, gw.auth('admin')));
+    const second = await jsonReply(
+      await post(`${bed.gw.url}/v1/responses`, { model: 'fake', input: 'add again', store: true, tools: [tool] }, bed.gw.auth('admin')),
+    );
     const again = (second.body['output'] as Json[]).find((item) => item['type'] === 'mcp_approval_request')!;
     const denied = await jsonReply(
       await post(
-        `${gw.url}/v1/responses`,
+        `${bed.gw.url}/v1/responses`,
         {
           model: 'fake',
           previous_response_id: second.body['id'],
           input: [{ type: 'mcp_approval_response', approval_request_id: again['id'], approve: false, reason: 'not today' }],
           tools: [tool],
         },
-        gw.auth('admin'),
+        bed.gw.auth('admin'),
       ),
     );
     assert.equal(denied.status, 200, denied.text);
@@ -179,14 +163,14 @@ describe('MCP tools through POST /v1/responses', function () {
     assert.equal(mcpServer.methods.filter((method) => method === 'tools/call').length, calls + 1, 'the denied call never reached the server');
     const unknown = await jsonReply(
       await post(
-        `${gw.url}/v1/responses`,
+        `${bed.gw.url}/v1/responses`,
         {
           model: 'fake',
           previous_response_id: denied.body['id'],
           input: [{ type: 'mcp_approval_response', approval_request_id: 'mcpr_nope', approve: true }],
           tools: [tool],
         },
-        gw.auth('admin'),
+        bed.gw.auth('admin'),
       ),
     );
     assert.equal(unknown.status, 400, unknown.text);
@@ -195,12 +179,14 @@ describe('MCP tools through POST /v1/responses', function () {
 
   /** A stored response in which the model called calc.add(2, 40): its mcp_call item. */
   async function storedAddCall(): Promise<{ response: Json; call: Json }> {
-    upstream.script((body) => {
+    bed.upstream.script((body) => {
       const tools = toolMessages(body);
       if (tools.length === 0) return { toolCalls: [{ id: 'call_add', name: 'calc__add', arguments: JSON.stringify({ a: 2, b: 40 }) }] };
       return { reply: `The sum is ${String(tools[0]!.content)}.` };
     });
-    const reply = await jsonReply(await post(`${gw.url}/v1/responses`, { model: 'fake', input: 'add', store: true, tools: [mcpTool()] }, gw.auth('admin')));
+    const reply = await jsonReply(
+      await post(`${bed.gw.url}/v1/responses`, { model: 'fake', input: 'add', store: true, tools: [mcpTool()] }, bed.gw.auth('admin')),
+    );
     assert.equal(reply.status, 200, reply.text);
     const call = (reply.body['output'] as Json[]).find((item) => item['type'] === 'mcp_call');
     assert.ok(call);
@@ -209,46 +195,46 @@ describe('MCP tools through POST /v1/responses', function () {
 
   it('a conversation holding an mcp_call continues (previous_response_id): the model is shown the call and its result', async () => {
     const { response, call } = await storedAddCall();
-    upstream.script(() => ({ reply: 'Still 42.' }));
+    bed.upstream.script(() => ({ reply: 'Still 42.' }));
     const next = await jsonReply(
-      await post(`${gw.url}/v1/responses`, { model: 'fake', previous_response_id: response['id'], input: 'and now?' }, gw.auth('admin')),
+      await post(`${bed.gw.url}/v1/responses`, { model: 'fake', previous_response_id: response['id'], input: 'and now?' }, bed.gw.auth('admin')),
     );
     assert.equal(next.status, 200, next.text);
-    const messages = upstream.calls.at(-1)!.body['messages'] as Message[];
+    const messages = messagesOf(bed.upstream.calls.at(-1)!.body);
     const shown = messages.find((m) => m.role === 'tool');
     assert.deepEqual(shown, { role: 'tool', tool_call_id: call['id'], content: '42' });
   });
 
   it('an mcp_call sent back without its output (as @openai/agents does) is shown to the model with the output the gateway recorded', async () => {
     const { call } = await storedAddCall();
-    upstream.script(() => ({ reply: 'Noted.' }));
+    bed.upstream.script(() => ({ reply: 'Noted.' }));
     const { output: _output, ...withoutOutput } = call;
     // A new conversation (store: true, no previous_response_id): the client sends its own history.
     const reply = await jsonReply(
       await post(
-        `${gw.url}/v1/responses`,
+        `${bed.gw.url}/v1/responses`,
         {
           model: 'fake',
           store: true,
           input: [{ role: 'user', content: 'add' }, withoutOutput, { ...withoutOutput, id: 'mcp_notours' }, { role: 'user', content: 'thanks' }],
         },
-        gw.auth('admin'),
+        bed.gw.auth('admin'),
       ),
     );
     assert.equal(reply.status, 200, reply.text);
-    const messages = upstream.calls.at(-1)!.body['messages'] as Message[];
+    const messages = messagesOf(bed.upstream.calls.at(-1)!.body);
     // The call the gateway ran gets its result; one it never ran has none to show and is left out.
     assert.deepEqual(
       messages.filter((m) => m.role === 'tool'),
       [{ role: 'tool', tool_call_id: call['id'], content: '42' }],
     );
     // The conversation keeps the completed call (under an id of its own, as every input item): a continuation shows it too.
-    upstream.script(() => ({ reply: 'Yes.' }));
+    bed.upstream.script(() => ({ reply: 'Yes.' }));
     const next = await jsonReply(
-      await post(`${gw.url}/v1/responses`, { model: 'fake', previous_response_id: reply.body['id'], input: 'sure?' }, gw.auth('admin')),
+      await post(`${bed.gw.url}/v1/responses`, { model: 'fake', previous_response_id: reply.body['id'], input: 'sure?' }, bed.gw.auth('admin')),
     );
     assert.equal(next.status, 200, next.text);
-    const continued = upstream.calls.at(-1)!.body['messages'] as Message[];
+    const continued = messagesOf(bed.upstream.calls.at(-1)!.body);
     const [result] = continued.filter((m) => m.role === 'tool');
     assert.equal(result?.content, '42');
     const asked = continued.find((m) => m.tool_calls?.some((c) => c.id === result.tool_call_id));
@@ -261,9 +247,9 @@ describe('MCP tools through POST /v1/responses', function () {
   it('refuses a server URL the SSRF guard does not allow, naming the tool', async () => {
     const reply = await jsonReply(
       await post(
-        `${gw.url}/v1/responses`,
+        `${bed.gw.url}/v1/responses`,
         { model: 'fake', input: 'x', store: true, tools: [mcpTool({ server_url: 'http://10.0.0.1/mcp' })] },
-        gw.auth('admin'),
+        bed.gw.auth('admin'),
       ),
     );
     assert.equal(reply.status, 400, reply.text);
@@ -273,9 +259,9 @@ describe('MCP tools through POST /v1/responses', function () {
   it('refuses a malformed mcp tool with a 400 naming the field', async () => {
     const reply = await jsonReply(
       await post(
-        `${gw.url}/v1/responses`,
+        `${bed.gw.url}/v1/responses`,
         { model: 'fake', input: 'x', store: true, tools: [mcpTool({ server_url: 'ftp://example.com/' })] },
-        gw.auth('admin'),
+        bed.gw.auth('admin'),
       ),
     );
     assert.equal(reply.status, 400, reply.text);
