@@ -119,4 +119,24 @@ describe('console sign-in with OpenID Connect in Chromium', function () {
       await context.close();
     }
   });
+  it('an identity no user is mapped to comes back to the sign-in page with the reason, and no session', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${gw.url}/console/`);
+      await page.getByRole('link', { name: 'Sign in with SSO' }).click();
+      await page.waitForURL((url) => url.origin === provider.issuer);
+      await page.locator('input[name="login"]').fill('sub-stranger');
+      await page.locator('input[name="password"]').fill('any');
+      await page.locator('button[type="submit"]').click();
+      await page.getByRole('button', { name: /continue/i }).click();
+
+      await page.getByRole('alert').filter({ hasText: 'no user of this gateway is mapped' }).waitFor({ timeout: 30_000 });
+      assert.equal(new URL(page.url()).search, '', 'the error code is taken out of the address bar');
+      assert.equal(await page.evaluate("sessionStorage.getItem('agw.console.token')"), null);
+      assert.equal(await page.getByRole('navigation', { name: 'Console' }).count(), 0);
+    } finally {
+      await context.close();
+    }
+  });
 });
