@@ -15,6 +15,8 @@ describe('svc_shell through POST /v1/responses', function () {
   const bed = useToolGateway(async () => {
     proxy = net.createServer((socket) => {
       proxyConnections++;
+      // The sandbox's probe may close first: a reset on this socket is the probe leaving, not a test failure.
+      socket.on('error', () => undefined);
       socket.end('proxy here\n');
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
