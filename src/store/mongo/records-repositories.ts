@@ -333,7 +333,19 @@ export function sumDays(calls: readonly Call[]): UsageDayTotalDoc[] {
     const id = JSON.stringify([r.orgId, day, r.model, r.userId, r.keyId]);
     let group = groups.get(id);
     if (!group) {
-      group = { _id: id, orgId: r.orgId, day, model: r.model, userId: r.userId, keyId: r.keyId, requests: 0, promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, cost: 0 };
+      group = {
+        _id: id,
+        orgId: r.orgId,
+        day,
+        model: r.model,
+        userId: r.userId,
+        keyId: r.keyId,
+        requests: 0,
+        promptTokens: 0,
+        cachedPromptTokens: 0,
+        completionTokens: 0,
+        cost: 0,
+      };
       groups.set(id, group);
     }
     group.requests += 1;

@@ -301,7 +301,10 @@ class PgliteProcess implements SqlDatabase {
 }
 
 /** The embedded database: it has the bulk load, and a process of its own. */
-export type EmbeddedDatabase = SqlDatabase & { readonly pid: number | undefined; copyJsonRows(loads: readonly JsonRowsCopy[], dayTotals?: string): Promise<void> };
+export type EmbeddedDatabase = SqlDatabase & {
+  readonly pid: number | undefined;
+  copyJsonRows(loads: readonly JsonRowsCopy[], dayTotals?: string): Promise<void>;
+};
 
 /** Starts the embedded database's process and resolves once the database is open. */
 export async function openPgliteProcess(options: PgliteProcessOptions): Promise<EmbeddedDatabase> {

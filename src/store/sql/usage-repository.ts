@@ -158,9 +158,7 @@ export async function insertUsage(db: SqlExecutor, records: readonly UsageRecord
  */
 export const PRUNE_DAY_TOTALS = [
   `DELETE FROM usage_day_totals WHERE day <= ($1::timestamptz AT TIME ZONE 'UTC')::date`,
-  addDayTotals(
-    rawCalls(`at >= $1::timestamptz AND at < ((($1::timestamptz AT TIME ZONE 'UTC')::date + 1)::timestamp AT TIME ZONE 'UTC')`),
-  ),
+  addDayTotals(rawCalls(`at >= $1::timestamptz AND at < ((($1::timestamptz AT TIME ZONE 'UTC')::date + 1)::timestamp AT TIME ZONE 'UTC')`)),
 ];
 
 export function sqlUsage(db: SqlExecutor): UsageRepository {

@@ -310,13 +310,26 @@ export function recordsContract(h: StoreHandle): void {
         const secondUsage = [usageRecord(org, d2 + 1000, { model: 'm2', promptTokens: 2, completionTokens: 8, cachedPromptTokens: 1, cost: 0.5 })];
         await h.store.audit.insertJson({ audit: json(second), usage: json(secondUsage) });
         await h.store.audit.insertJson({ audit: json(second), usage: json([]) });
-        await h.store.audit.insertMany([call(org, d2 + 2000, { promptTokens: 1, completionTokens: 1, cost: 0.25 }), call(uid('org'), d2, { promptTokens: 50 })]);
+        await h.store.audit.insertMany([
+          call(org, d2 + 2000, { promptTokens: 1, completionTokens: 1, cost: 0.25 }),
+          call(uid('org'), d2, { promptTokens: 50 }),
+        ]);
         await h.store.usage.insertMany([usageRecord(org, d2 + 3000, { userId: null, keyId: null, promptTokens: 4, completionTokens: 0 })]);
         // Whole UTC days: read from the totals only.
         const window = { orgId: org, since: at(d1), until: at(d2 + 86_400_000), limit: 100 };
         assert.deepEqual(await h.store.usage.query({ ...window, groupBy: ['day', 'model', 'user', 'key'] }), [
           { day: '2025-03-01', model: 'm1', userId: 'u1', keyId: null, requests: 1, promptTokens: 3, cachedPromptTokens: 0, completionTokens: 1, cost: 0 },
-          { day: '2025-03-01', model: 'm1', userId: 'u1', keyId: 'k1', requests: 3, promptTokens: 22, cachedPromptTokens: 4, completionTokens: 10, cost: 0.875 },
+          {
+            day: '2025-03-01',
+            model: 'm1',
+            userId: 'u1',
+            keyId: 'k1',
+            requests: 3,
+            promptTokens: 22,
+            cachedPromptTokens: 4,
+            completionTokens: 10,
+            cost: 0.875,
+          },
           { day: '2025-03-02', model: 'm1', userId: null, keyId: null, requests: 1, promptTokens: 4, cachedPromptTokens: 0, completionTokens: 0, cost: 0 },
           { day: '2025-03-02', model: 'm1', userId: 'u1', keyId: 'k1', requests: 1, promptTokens: 1, cachedPromptTokens: 0, completionTokens: 1, cost: 0.25 },
           { day: '2025-03-02', model: 'm2', userId: 'u1', keyId: 'k1', requests: 1, promptTokens: 2, cachedPromptTokens: 1, completionTokens: 8, cost: 0.5 },
