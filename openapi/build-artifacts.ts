@@ -202,9 +202,10 @@ export async function buildArtifacts(root: string): Promise<Record<string, strin
   const configSchemaText = await readFile(path.join(root, 'config/gateway.schema.json'), 'utf8');
 
   // The console's API types (openapi-typescript), from the same bundled document: its client is typed
-  // by the document, never by hand-written response types.
+  // by the document, never by hand-written response types. A copy: openapi-typescript rewrites the
+  // document it is given (its discriminators), which the served document and the validators must not see.
   const { default: openapiTS, astToString } = await import('openapi-typescript');
-  const consoleTypes = astToString(await openapiTS(doc as unknown as Parameters<typeof openapiTS>[0]));
+  const consoleTypes = astToString(await openapiTS(structuredClone(doc) as unknown as Parameters<typeof openapiTS>[0]));
 
   return {
     'src/generated/openapi.json': `${JSON.stringify(doc, null, 2)}\n`,

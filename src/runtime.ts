@@ -12,7 +12,7 @@ import { budgetGuardOf } from './model-call/budget-guard';
 import type { JobProcessor } from './queue/port';
 import { RunExecutor, type RedactorFactory } from './runs/executor';
 import { fireSchedule, scheduleEntries } from './runs/schedules';
-import { cancelOverdue, recoverOrphans, releaseStaleLeases, type SweepDeps } from './runs/sweepers';
+import { cancelOverdue, pruneRetention, recoverOrphans, releaseStaleLeases, type RetentionDeps, type SweepDeps } from './runs/sweepers';
 import type { AppServices } from './services';
 
 export type Closer = () => Promise<void>;
@@ -119,32 +119,15 @@ async function registerSchedules(services: AppServices): Promise<void> {
   if (entries.length > 0) services.logger.info('schedule triggers registered', { count: entries.length, driver: services.runEngine.queue.driver });
 }
 
-/** Responses deleted per statement while pruning: bounds one statement's work (each takes its events). */
-const RESPONSE_PRUNE_BATCH = 200;
-
 function startRetention(services: AppServices, closers: Closer[]): void {
-  const days = services.config.store.retentionDays;
-  const pruneResponses = async (): Promise<number> => {
-    // Responses carry their expiry (retention applied when created): pruned whatever the setting is now.
-    const now = services.clock.now().toISOString();
-    let total = 0;
-    for (;;) {
-      const deleted = await services.store.responses.prune(now, RESPONSE_PRUNE_BATCH);
-      total += deleted;
-      if (deleted < RESPONSE_PRUNE_BATCH) return total;
-    }
+  const deps: RetentionDeps = {
+    store: services.store,
+    tools: services.tools,
+    logger: services.logger,
+    now: () => services.clock.now(),
+    retentionDays: services.config.store.retentionDays,
   };
-  const prune = async (): Promise<void> => {
-    let runs = 0;
-    let conversations = 0;
-    if (days > 0) {
-      const before = new Date(services.clock.now().getTime() - days * 86_400_000).toISOString();
-      ({ runs, conversations } = await services.store.prune(before));
-    }
-    const responses = await pruneResponses();
-    if (runs + conversations + responses > 0) services.logger.info('retention pruned old records', { runs, conversations, responses });
-  };
-  closers.push(every(services, 'retention pruning', 3_600_000, prune));
+  closers.push(every(services, 'retention pruning', 3_600_000, () => pruneRetention(deps)));
 }
 
 /**

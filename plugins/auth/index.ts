@@ -1,10 +1,12 @@
-// auth: API key or console session token -> principal (organization, user, role, groups). Credentials
-// are hashed on arrival (the store holds hashes only) and never logged; resolutions are cached (unknown
-// ones apart from valid ones), revocations evicted within about two revocation polls (a sign-out in
-// this process at once). A console session acts as its user: keyId null, sessionId set.
+// auth: API key or console session token -> principal (organization, user, role, groups, the key's model
+// allow-list). Credentials are hashed on arrival (the store holds hashes only) and never logged;
+// resolutions are cached (unknown ones apart from valid ones) no longer than a key is valid, revocations
+// evicted within about two revocation polls (at once in this process: DELETE /v1/keys, a sign-out).
+// Expired keys are refused like revoked ones. A console session acts as its user: keyId null, sessionId set.
 import { GatewayError } from '../../src/http/errors';
 import { definePlugin } from '../../src/pipeline/plugin';
 import { isSessionToken } from '../../src/console/session-tokens';
+import { onKeyRevoked } from '../../src/security/key-revocations';
 import { hashApiKey } from '../../src/security/keys';
 import type { RequestContext } from '../../src/pipeline/context';
 import type { Principal } from '../../src/store/types';
@@ -35,7 +37,7 @@ export const AUTH_DEFAULTS: AuthConfig = {
 export const AUTH_MESSAGES = {
   missing: 'Missing API key: send it as "Authorization: Bearer <key>", "x-api-key: <key>" or "api-key: <key>".',
   malformed: 'Malformed API key header: expected "Authorization: Bearer <key>", "x-api-key: <key>" or "api-key: <key>".',
-  invalid: 'Invalid API key: it is unknown or has been revoked.',
+  invalid: 'Invalid API key: it is unknown, has expired or has been revoked.',
   session: 'Invalid console session: it is unknown, has expired or was signed out. Sign in again.',
 } as const;
 
@@ -50,7 +52,7 @@ export default definePlugin<AuthConfig>({
     type: 'object',
     additionalProperties: false,
     description:
-      'API key (or console session token) authentication on every authenticated operation. Missing, malformed, unknown or revoked keys and unknown, expired or signed-out sessions get 401 with the flat envelope. Fails closed: when the store cannot be asked, the request is rejected. With auth off, every call acts as an admin of the first configured organization.',
+      'API key (or console session token) authentication on every authenticated operation. Missing, malformed, unknown, expired or revoked keys and unknown, expired or signed-out sessions get 401 with the flat envelope; a key with a model allow-list may call only those models. Fails closed: when the store cannot be asked, the request is rejected. With auth off, every call acts as an admin of the first configured organization.',
     properties: {
       enabled: { type: 'boolean', default: AUTH_DEFAULTS.enabled, description: 'Require an API key.' },
       cacheSize: {
@@ -90,6 +92,7 @@ export default definePlugin<AuthConfig>({
     const config = { ...AUTH_DEFAULTS, ...partial };
     const resolver = new KeyResolver(deps.store.keys, deps.logger, config);
     const touches = new TouchBatcher(deps.store.keys, deps.logger, config.touchFlushMs);
+    const unsubscribe = onKeyRevoked(deps.store.keys, (keyId) => resolver.evict(keyId));
     // Console sessions exist only with OpenID Connect sign-in configured; without it, a session token is just an unknown key.
     const sessions = deps.config.console.oidc ? new SessionResolver(deps.store, deps.logger, config) : null;
 
@@ -124,6 +127,7 @@ export default definePlugin<AuthConfig>({
         return resolver.resolve(hash).then((principal) => admit(principal, ctx));
       },
       async close() {
+        unsubscribe();
         await resolver.close();
         await sessions?.close();
         await touches.close();

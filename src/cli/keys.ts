@@ -19,6 +19,9 @@ export async function createKey(store: Store, orgId: string, userId: string, nam
     createdAt: now.toISOString(),
     lastUsedAt: null,
     revokedAt: null,
+    expiresAt: null,
+    models: null,
+    budgets: [],
   });
   return { id, key };
 }

@@ -79,9 +79,12 @@ function toModelItem(data: Json): Json | null {
       // A call the gateway ran: the model reads it as its own call and the result it was shown.
       return { type: 'svc_call', call_id: data['call_id'], name: data['name'], arguments: data['arguments'], output: data['output'], error: data['error'] };
     case 'mcp_call':
+      // A Responses turn's mcp_call is its own call (its id); an agent run's also names the call_id
+      // of the function_call it answers.
       return {
         type: 'mcp_call',
         id: data['id'],
+        ...(typeof data['call_id'] === 'string' ? { call_id: data['call_id'] } : {}),
         server_label: data['server_label'],
         name: data['name'],
         arguments: data['arguments'],

@@ -148,6 +148,26 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "createKey",
+    "method": "post",
+    "template": "/v1/keys",
+    "expressPath": "/v1/keys",
+    "family": "flat",
+    "authenticated": true,
+    "bodyValidator": "createKey_body",
+    "bodyRequired": true,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "account",
+      "extension"
+    ]
+  },
+  {
     "operationId": "createKnowledgeStore",
     "method": "post",
     "template": "/v1/knowledge_stores",
@@ -590,6 +610,26 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "getDlpPolicy",
+    "method": "get",
+    "template": "/v1/admin/dlp",
+    "expressPath": "/v1/admin/dlp",
+    "family": "flat",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "admin",
+      "extension"
+    ]
+  },
+  {
     "operationId": "getKnowledgeDocument",
     "method": "get",
     "template": "/v1/knowledge_stores/{store_id}/documents/{document_id}",
@@ -656,6 +696,26 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "meta"
+    ]
+  },
+  {
+    "operationId": "getMe",
+    "method": "get",
+    "template": "/v1/me",
+    "expressPath": "/v1/me",
+    "family": "flat",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": null,
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "account",
+      "extension"
     ]
   },
   {
@@ -926,6 +986,26 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "listKeys",
+    "method": "get",
+    "template": "/v1/keys",
+    "expressPath": "/v1/keys",
+    "family": "flat",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": "listKeys_query",
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "account",
+      "extension"
+    ]
+  },
+  {
     "operationId": "listKnowledgeDocuments",
     "method": "get",
     "template": "/v1/knowledge_stores/{store_id}/documents",
@@ -1012,6 +1092,46 @@ export const routes: readonly RouteSpec[] = [
     ]
   },
   {
+    "operationId": "listResponses",
+    "method": "get",
+    "template": "/v1/responses",
+    "expressPath": "/v1/responses",
+    "family": "flat",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": "listResponses_query",
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "responses",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "listRuns",
+    "method": "get",
+    "template": "/v1/runs",
+    "expressPath": "/v1/runs",
+    "family": "flat",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": null,
+    "queryValidator": "listRuns_query",
+    "pathParams": [],
+    "auditedParams": [],
+    "streams": false,
+    "tags": [
+      "runs",
+      "extension"
+    ]
+  },
+  {
     "operationId": "restartRun",
     "method": "post",
     "template": "/v1/runs/{runId}/restart",
@@ -1078,6 +1198,30 @@ export const routes: readonly RouteSpec[] = [
     "streams": false,
     "tags": [
       "runs",
+      "extension"
+    ]
+  },
+  {
+    "operationId": "revokeKey",
+    "method": "delete",
+    "template": "/v1/keys/{keyId}",
+    "expressPath": "/v1/keys/:keyId",
+    "family": "flat",
+    "authenticated": true,
+    "bodyValidator": null,
+    "bodyRequired": false,
+    "multipartBody": false,
+    "paramsValidator": "revokeKey_params",
+    "queryValidator": null,
+    "pathParams": [
+      "keyId"
+    ],
+    "auditedParams": [
+      "keyId"
+    ],
+    "streams": false,
+    "tags": [
+      "account",
       "extension"
     ]
   },

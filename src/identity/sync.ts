@@ -48,6 +48,9 @@ export async function syncIdentity(
           createdAt: at,
           lastUsedAt: null,
           revokedAt: null,
+          expiresAt: null,
+          models: null,
+          budgets: [],
         });
       }
     }
@@ -74,6 +77,9 @@ export async function syncIdentity(
     createdAt: at,
     lastUsedAt: null,
     revokedAt: null,
+    expiresAt: null,
+    models: null,
+    budgets: [],
   });
   logger.info('first start: created organization default with admin user and one API key', { orgId: 'default', userId: 'admin' });
   return { bootstrapKey: key };

@@ -8,11 +8,14 @@
 // either forwarded or converted (wire-call.ts): what leaves is exactly what was inspected.
 import type { ModelRequest, ModelResponse, OptionName, StreamPart } from '../canonical/model';
 import type { CallOptions, ModelRouter, Provider, ResolvedModel } from '../providers/types';
+import { resolveForKey } from '../providers/key-models';
 import type { ModelCallMeter } from './meter';
 import type { ModelCallSpan } from '../telemetry/gen-ai';
 
 export interface CallScope {
   orgId: string;
+  /** The calling key's model allow-list (null or absent: every model of the organization). */
+  keyModels?: readonly string[] | null;
   signal: AbortSignal;
   requestId?: string;
   /** The meter of this call, made once its model resolved. */
@@ -69,7 +72,7 @@ export class ModelCalls {
 
   /** Resolves the model (404 model_not_found when unknown or not allowed) and plans the call. */
   plan(scope: CallScope, request: ModelRequest, fieldNames?: Partial<Record<OptionName, string>>): CallPlan {
-    const resolved = this.models.resolve(scope.orgId, request.model);
+    const resolved = resolveForKey(this.models, scope.orgId, scope.keyModels, request.model);
     return { resolved, meter: scope.meter(resolved), dropped: droppedFields(resolved.provider, request, fieldNames) };
   }
 

@@ -8,6 +8,7 @@ import type { UpstreamResponse } from '../providers/http/transport';
 import type { ResolvedModel } from '../providers/types';
 import type { AppServices } from '../services';
 import type { CallPlan, CallScope } from './model-calls';
+import { resolveForKey } from '../providers/key-models';
 import { RequestMeter } from './request-meter';
 import { startModelCallSpan, type ModelCallSpan } from '../telemetry/gen-ai';
 import { passThroughBody, transformedCopy } from './upstream-body';
@@ -74,6 +75,7 @@ export function requestScope(
   const tracing = services.tracing ?? null;
   return {
     orgId,
+    keyModels: ctx.principal?.models ?? null,
     get signal() {
       return own ?? ctx.abort.signal;
     },
@@ -109,7 +111,7 @@ export function prepareWireCall(
 ): WireCall {
   const model = body['model'] as string;
   const scope = requestScope(ctx, services, options.detached === true);
-  const resolved = services.modelCalls.models.resolve(scope.orgId, model);
+  const resolved = resolveForKey(services.modelCalls.models, scope.orgId, scope.keyModels, model);
   const { provider, upstreamModel } = resolved;
   const redactor = ctx.dlp;
   const edit = redactor ? (copy: JsonObject) => codec.redact(copy, redactor) : null;

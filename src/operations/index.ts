@@ -2,7 +2,7 @@
 // or a handler names no operation (src/app.ts). Each area exports its own map.
 import { adminHandlers } from './admin/index';
 import { agentHandlers } from './agents/index';
-import { consoleAuthHandlers } from './console/index';
+import { consoleAuthHandlers, consoleHandlers } from './console/index';
 import { fileHandlers } from './files/index';
 import { dashboardHandlers } from './dashboards/index';
 import { gatewayHandlers } from './gateway/index';
@@ -36,5 +36,6 @@ export const handlers: Readonly<Record<string, Handler>> = {
   ...knowledgeHandlers,
   ...dashboardHandlers,
   ...usageHandlers,
+  ...consoleHandlers,
   ...consoleAuthHandlers,
 };

@@ -468,9 +468,9 @@ export class RunExecutor {
         const calls = response.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
         for (const [i, call] of calls.entries()) await this.record(ctx, functionCallItem(call, callKey(round, i)));
       },
-      recordResult: async (round, call, result) => {
+      recordResult: async (round, call, result, via) => {
         const i = recorded(round).findIndex((c) => c.id === call.id);
-        await this.record(ctx, serverCallItem(call, result, `${callKey(round, i)}:output`));
+        await this.record(ctx, serverCallItem(call, result, `${callKey(round, i)}:output`, via));
       },
     };
   }

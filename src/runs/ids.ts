@@ -10,7 +10,7 @@ export function newConversationId(): string {
   return `conv_${randomBytes(24).toString('hex')}`;
 }
 
-/** `msg` for messages, `fc` for function calls, `fco` for function call outputs. */
-export function newItemId(prefix: 'msg' | 'fc' | 'fco' | 'sc'): string {
+/** `msg` messages, `fc` function calls, `fco` function call outputs, `sc` svc_call and `mcp` mcp_call items. */
+export function newItemId(prefix: 'msg' | 'fc' | 'fco' | 'sc' | 'mcp'): string {
   return `${prefix}_${randomBytes(24).toString('hex')}`;
 }

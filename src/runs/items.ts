@@ -45,22 +45,26 @@ export function functionCallOutputItem(callId: string, output: string, idempoten
 }
 
 /**
- * A server-side tool call's result as the run's conversation keeps it: an `svc_call` (hosted tool) or
- * `mcp_call` item with the call, its output or error, and its status (the model's call itself is the
- * function_call item before it).
+ * A server-side tool call's result as the run's conversation keeps it, shaped as Responses' output
+ * item of the same call (the model's call itself is the function_call item before it): an `svc_call`
+ * (hosted tool: name, arguments, output or error) or, when an MCP server ran it (`via`), an `mcp_call`
+ * (server_label, the tool's own name, arguments, output or error). Both keep the `call_id` that pairs
+ * them with their function_call.
  */
-export function serverCallItem(call: ToolCallPart, result: { status: 'completed' | 'failed'; output: string }, idempotencyKey: string): NewConversationItem {
+export function serverCallItem(
+  call: ToolCallPart,
+  result: { status: 'completed' | 'failed'; output: string },
+  idempotencyKey: string,
+  via?: { serverLabel: string; name: string },
+): NewConversationItem {
+  const outcome = { output: result.status === 'completed' ? result.output : null, error: result.status === 'failed' ? result.output : null };
   return {
-    id: newItemId('sc'),
-    type: 'svc_call',
+    id: newItemId(via ? 'mcp' : 'sc'),
+    type: via ? 'mcp_call' : 'svc_call',
     role: null,
-    data: {
-      call_id: call.id,
-      name: call.name,
-      arguments: call.arguments,
-      output: result.status === 'completed' ? result.output : null,
-      error: result.status === 'failed' ? result.output : null,
-    },
+    data: via
+      ? { call_id: call.id, server_label: via.serverLabel, name: via.name, arguments: call.arguments, ...outcome }
+      : { call_id: call.id, name: call.name, arguments: call.arguments, ...outcome },
     status: result.status,
     idempotencyKey,
     responseId: null,
@@ -104,7 +108,7 @@ export function itemsToMessages(items: readonly ConversationItemRecord[]): Messa
       const call: ToolCallPart = { type: 'tool-call', id: str(item.data['call_id']), name: str(item.data['name']), arguments: str(item.data['arguments']) };
       if (last?.role === 'assistant') last.content.push(call);
       else messages.push({ role: 'assistant', content: [call] });
-    } else if (item.type === 'svc_call') {
+    } else if (item.type === 'svc_call' || item.type === 'mcp_call') {
       // The result of a call the gateway ran: what the model was shown, an error as an error.
       const error = item.data['error'];
       const result =

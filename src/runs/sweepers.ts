@@ -1,10 +1,12 @@
 // Periodic checks that keep runs from staying in progress forever: orphaned runs (no lease, or the
-// lease of a process that died) go back on the queue; runs past their deadline are cancelled.
+// lease of a process that died) go back on the queue; runs past their deadline are cancelled. And the
+// retention prune: old runs, conversations and responses deleted, with what the tools kept for the
+// conversations that went.
 import type { Logger } from 'winston';
 import type { Metrics } from '../log/metrics';
 import type { RunQueue } from '../queue/port';
 import type { LiveEvents } from '../responses';
-import type { Store } from '../store/port';
+import type { PrunedConversation, Store } from '../store/port';
 import type { ActiveRuns } from './active-runs';
 import { messageItem } from './items';
 import { endRunResponse } from './run-response';
@@ -76,4 +78,42 @@ export async function cancelOverdue(deps: SweepDeps): Promise<number> {
       .catch(() => undefined);
   }
   return cancelled;
+}
+
+export interface RetentionDeps {
+  store: Store;
+  /** What the tools keep per conversation (src/tools/index.ts Tools.forget). */
+  tools: { forget(conversations: readonly PrunedConversation[]): Promise<void> };
+  logger: Logger;
+  now(): Date;
+  /** store.retentionDays: 0 keeps runs and conversations (responses carry their own expiry). */
+  retentionDays: number;
+}
+
+/** Responses deleted per statement while pruning: bounds one statement's work (each takes its events). */
+const RESPONSE_PRUNE_BATCH = 200;
+
+/**
+ * One retention pass: runs and conversations older than store.retentionDays (each conversation's
+ * workspace, browser context, MCP sessions and tool state with it), then expired responses.
+ */
+export async function pruneRetention(deps: RetentionDeps): Promise<{ runs: number; conversations: number; responses: number }> {
+  let runs = 0;
+  let conversations = 0;
+  if (deps.retentionDays > 0) {
+    const before = new Date(deps.now().getTime() - deps.retentionDays * 86_400_000).toISOString();
+    const pruned = await deps.store.prune(before);
+    ({ runs, conversations } = pruned);
+    await deps.tools.forget(pruned.gone);
+  }
+  // Responses carry their expiry (retention applied when created): pruned whatever the setting is now.
+  const now = deps.now().toISOString();
+  let responses = 0;
+  for (;;) {
+    const deleted = await deps.store.responses.prune(now, RESPONSE_PRUNE_BATCH);
+    responses += deleted;
+    if (deleted < RESPONSE_PRUNE_BATCH) break;
+  }
+  if (runs + conversations + responses > 0) deps.logger.info('retention pruned old records', { runs, conversations, responses });
+  return { runs, conversations, responses };
 }

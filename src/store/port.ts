@@ -15,6 +15,7 @@ import type {
   FilePageQuery,
   FileViewer,
   GroupRecord,
+  KeyListQuery,
   LeaseFence,
   NewConversationItem,
   OrganizationRecord,
@@ -22,8 +23,12 @@ import type {
   ResolvedConsoleSession,
   ResolvedKey,
   ResponseEventRecord,
+  ResponseListQuery,
   ResponseOutcome,
   ResponseRecord,
+  ResponseSummary,
+  RunListItem,
+  RunListQuery,
   RunPage,
   RunPageQuery,
   RunPatch,
@@ -76,12 +81,17 @@ export interface GroupRepository {
 export interface KeyRepository {
   /** Inserts a key; a key whose hash already exists is left as it is (returns false). */
   create(key: ApiKeyRecord): Promise<boolean>;
-  /** Active (not revoked) key by hash, with its user and groups; null if unknown or revoked. */
+  /**
+   * Active (not revoked) key by hash, with its user and groups; null if unknown or revoked. An expired
+   * key is returned (with its expiresAt): the caller's clock decides, and its cache honours it.
+   */
   resolve(hash: string): Promise<ResolvedKey | null>;
   get(id: string): Promise<ApiKeyRecord | null>;
   /** Sets revokedAt; false when no such active key. */
   revoke(id: string, at: string): Promise<boolean>;
   listByOrg(orgId: string): Promise<ApiKeyRecord[]>;
+  /** The organization's keys (or one user's of it), oldest first by (createdAt, id), at most `limit`. */
+  list(query: KeyListQuery, limit: number): Promise<ApiKeyRecord[]>;
   /** Records last use; callers batch these off the request path. */
   touch(ids: readonly string[], at: string): Promise<void>;
   countActive(): Promise<number>;
@@ -148,6 +158,11 @@ export interface RunRepository {
   getVisible(principal: Principal, runId: string): Promise<VisibleRun | null>;
   /** Newest first by (createdAt, id), keyset-paginated, inclusive date filters. */
   page(query: RunPageQuery): Promise<RunPage>;
+  /**
+   * The runs the principal may read (getVisible's rule, decided in the query), newest first by
+   * (createdAt, id), filtered, keyset-paginated, at most `query.limit`, each with its agent's name.
+   */
+  listVisible(principal: Principal, query: RunListQuery): Promise<RunListItem[]>;
   /** createdAt of the agent's latest run, regardless of any filter. */
   latestCreatedAt(agentId: string): Promise<string | null>;
   /**
@@ -279,6 +294,11 @@ export interface ResponseRepository {
   get(id: string): Promise<ResponseRecord | null>;
   /** Same organization and stored and not expired at `now`: anything else is absent (the same 404). */
   getVisible(principal: Principal, id: string, now: string): Promise<ResponseRecord | null>;
+  /**
+   * Stored responses not expired at `now` of the principal (an org admin: of its organization), newest
+   * first by (createdAt, id), keyset-paginated, at most `query.limit`.
+   */
+  listVisible(principal: Principal, query: ResponseListQuery): Promise<ResponseSummary[]>;
   /** Unconditional patch of non-terminal fields; the terminal write is finish(). */
   update(id: string, patch: Partial<Pick<ResponseRecord, 'status' | 'body' | 'conversationId' | 'expiresAt' | 'inputItems'>>): Promise<void>;
   /**
@@ -334,7 +354,7 @@ export interface AuditRepository {
    * are); an audit record's own usage (its token counts) counts in usage totals like a usage record.
    */
   insertJson(batch: RecordsJson): Promise<void>;
-  /** Oldest first, keyset-paginated. */
+  /** The organization's records matching the query's filters, by (at, id) in its order (default oldest first), keyset-paginated. */
   list(query: AuditQuery): Promise<AuditRecord[]>;
 }
 
@@ -435,6 +455,21 @@ export interface DashboardRepository {
   delete(orgId: string, id: string): Promise<boolean>;
 }
 
+/** A conversation retention pruned: its organization (its workspace is under it) and id. */
+export interface PrunedConversation {
+  orgId: string;
+  id: string;
+}
+
+export interface PruneResult {
+  /** Runs deleted (each with its conversation). */
+  runs: number;
+  /** Idle Responses conversations deleted. */
+  conversations: number;
+  /** Every conversation deleted: the runs' and the idle ones. */
+  gone: PrunedConversation[];
+}
+
 export interface Store {
   readonly driver: 'embedded' | 'postgres' | 'mongodb';
   readonly organizations: OrganizationRepository;
@@ -462,10 +497,12 @@ export interface Store {
   /**
    * Deletes finished runs (with their verdicts and conversation) and audit/usage records older than
    * `before`, and the Responses conversations idle since before it (created before it, no item since,
-   * no turn in progress) with their items, and tool state not written since `before` whose conversation
-   * is gone (or never was a stored one: a stateless response's scope). Responses carry their own
-   * expiry: responses.prune.
+   * no turn in progress) with their items; the tool state of every conversation that went, and tool
+   * state not written since `before` whose conversation is gone (or never was a stored one: a
+   * stateless response's scope). Returns the counts and the conversations that went (the caller
+   * releases what the tools hold for them outside the store: workspaces, browser contexts, MCP
+   * sessions). Responses carry their own expiry: responses.prune.
    */
-  prune(before: string): Promise<{ runs: number; conversations: number }>;
+  prune(before: string): Promise<PruneResult>;
   close(): Promise<void>;
 }

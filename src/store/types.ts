@@ -10,6 +10,11 @@ export interface Principal {
   keyId: string | null;
   role: Role;
   groups: string[];
+  /**
+   * The key's model allow-list (a subset of the organization's models); absent or null: every model of
+   * the organization. Set by the auth plugin from the key used.
+   */
+  models?: readonly string[] | null;
   /** Id of the console session used, when the credential was a console session token (keyId is then null). */
   sessionId?: string;
   /** The budgets of the key used (ApiKeyRecord.budgets), when it has any. */
@@ -46,7 +51,7 @@ export interface GroupRecord {
   members: string[];
 }
 
-export type KeySource = 'config' | 'cli' | 'bootstrap';
+export type KeySource = 'config' | 'cli' | 'bootstrap' | 'api';
 
 export interface ApiKeyRecord {
   id: string;
@@ -61,8 +66,20 @@ export interface ApiKeyRecord {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
-  /** Token and cost budgets of this key, beside its user's and organization's. */
-  budgets?: BudgetSpec[];
+  /** After this the key is refused like a revoked one; null: it does not expire. */
+  expiresAt: string | null;
+  /** The models the key may call (a subset of its organization's); null: all of the organization's. */
+  models: string[] | null;
+  /** Budgets of this key (enforced with the organization's and the user's). */
+  budgets: BudgetSpec[];
+}
+
+/** Which keys to list: an organization's, or one user's of it; revoked ones only when asked. */
+export interface KeyListQuery {
+  orgId: string;
+  /** null: every user's keys of the organization. */
+  userId: string | null;
+  includeRevoked: boolean;
 }
 
 /**
@@ -244,6 +261,23 @@ export interface RunPageQuery {
   endDate: string | null;
 }
 
+/** GET /v1/runs: the runs a principal may read, newest first by (createdAt, id), with filters. */
+export interface RunListQuery {
+  agentId: string | null;
+  status: RunStatus | null;
+  /** Inclusive bounds on createdAt. */
+  createdAfter: string | null;
+  createdBefore: string | null;
+  limit: number;
+  /** Keyset position from a previous page: runs strictly older than this. */
+  after: { createdAt: string; id: string } | null;
+}
+
+/** A run of a list, with its agent's name (null when the agent is gone or soft-deleted). */
+export interface RunListItem extends VisibleRun {
+  agentName: string | null;
+}
+
 export interface RunPage {
   ids: string[];
   /** Keyset of the last run returned when more remain, else null. */
@@ -334,6 +368,25 @@ export interface ResponseRecord {
   lease?: ResponseLease | null;
 }
 
+/** GET /v1/responses: a stored response's summary (no body, no input items). */
+export interface ResponseSummary {
+  id: string;
+  userId: string;
+  status: ResponseStatus;
+  model: string;
+  conversationId: string | null;
+  previousResponseId: string | null;
+  createdAt: string;
+}
+
+/** Stored, unexpired responses a principal may list (their own; an org admin: the organization's). */
+export interface ResponseListQuery {
+  now: string;
+  limit: number;
+  /** Keyset position from a previous page: responses strictly older than this. */
+  after: { createdAt: string; id: string } | null;
+}
+
 export interface ResponseLease {
   owner: string;
   until: string;
@@ -392,8 +445,18 @@ export interface AuditRecord {
 export interface AuditQuery {
   orgId: string;
   since: string | null;
+  /** Inclusive upper bound on `at`. */
+  until?: string | null;
+  userId?: string | null;
+  keyId?: string | null;
+  model?: string | null;
+  operationId?: string | null;
+  /** Inclusive range of HTTP statuses: one status (404..404) or a class (400..499). */
+  status?: { from: number; to: number } | null;
+  /** By (at, id); default asc (oldest first). */
+  order?: 'asc' | 'desc';
   limit: number;
-  /** Keyset from a previous page (records are listed oldest first). */
+  /** Keyset from a previous page: records after it in `order`. */
   after: { at: string; id: string } | null;
 }
 

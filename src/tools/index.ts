@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Logger } from 'winston';
 import type { GatewayConfig } from '../config/types';
 import type { Metrics } from '../log/metrics';
-import type { Store } from '../store/port';
+import type { PrunedConversation, Store } from '../store/port';
 import { HOSTED_TOOL_FACTORIES } from './catalog';
 import { ConversationEgress } from './conversation-egress';
 import { ToolLoop, type McpAccess } from './loop';
@@ -21,6 +21,12 @@ export interface Tools {
   readonly loop: ToolLoop;
   readonly workspaces: Workspaces;
   readonly web: WebAccess;
+  /**
+   * Conversations went (retention): what the tools keep for each goes too — the tool sets' state
+   * (browser contexts, egress choice), MCP sessions and their cached tool lists, the workspace
+   * directory, and the tool state in the store. A failure is logged and the rest goes on.
+   */
+  forget(conversations: readonly PrunedConversation[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -73,6 +79,24 @@ export async function createTools(deps: ToolsDeps): Promise<Tools> {
     loop,
     workspaces,
     web,
+    async forget(conversations) {
+      for (const conversation of conversations) {
+        const steps = await Promise.allSettled([
+          registry.forget(conversation.id),
+          mcpClients.forget(conversation.id),
+          workspaces.remove(conversation.orgId, conversation.id),
+          deps.store.toolState.forget(conversation.id),
+        ]);
+        const failed = steps.find((step): step is PromiseRejectedResult => step.status === 'rejected');
+        if (failed) {
+          const reason: unknown = failed.reason;
+          deps.logger.warn('tool state of a pruned conversation not fully released', {
+            conversationId: conversation.id,
+            errorName: reason instanceof Error ? reason.name : 'unknown',
+          });
+        }
+      }
+    },
     async close() {
       await registry.close();
       await mcpClients.close();

@@ -118,6 +118,12 @@ export interface McpApproval {
   reason?: string;
 }
 
+/** The MCP server and tool (its own name, not the function name the model called) a call went to. */
+export interface McpCallTarget {
+  serverLabel: string;
+  name: string;
+}
+
 /** A call's result as the model is shown it. */
 export interface ToolCallResult {
   status: 'completed' | 'failed';
@@ -134,8 +140,11 @@ export interface ToolJournal {
   recall(round: number): Promise<{ response: ModelResponse; results: Map<string, ToolCallResult> } | null>;
   /** Records the model turn of `round` (one that made calls) before any of its calls run. */
   recordTurn(round: number, response: ModelResponse): Promise<void>;
-  /** Records a call's result before the loop goes on. */
-  recordResult(round: number, call: ToolCallPart, result: ToolCallResult): Promise<void>;
+  /**
+   * Records a call's result before the loop goes on; `via` names the MCP server and tool when an MCP
+   * server ran it (an `mcp_call` item), absent for a hosted tool (an `svc_call` item).
+   */
+  recordResult(round: number, call: ToolCallPart, result: ToolCallResult, via?: McpCallTarget): Promise<void>;
 }
 
 /** A model turn: the loop's request of that round, as a stream of parts. */
@@ -404,7 +413,7 @@ export class ToolLoop {
       running.set(
         call.id,
         this.runCall(plan, call, scope, approved).then(async (result) => {
-          if (scope.journal && round >= 0) await scope.journal.recordResult(round, call, result);
+          if (scope.journal && round >= 0) await scope.journal.recordResult(round, call, result, mcpTarget(plan, call));
           return [call, result] as [ToolCallPart, ToolCallResult];
         }),
       );
@@ -527,6 +536,11 @@ export class ToolLoop {
         this.deps.logger.warn('tool call audit record not written', { tool, errorName: err instanceof Error ? err.name : 'unknown' });
       });
   }
+}
+
+function mcpTarget(plan: ToolPlan, call: ToolCallPart): McpCallTarget | undefined {
+  const runner = plan.runners.get(call.name);
+  return runner?.kind === 'mcp' ? { serverLabel: runner.server.serverLabel, name: runner.name } : undefined;
 }
 
 function needsApproval(plan: ToolPlan, call: ToolCallPart): boolean {

@@ -4,7 +4,7 @@
 //
 // A path a model names is relative to its workspace; resolve() refuses anything that leaves it:
 // `..`, absolute paths, and symbolic links (a link the shell made to /etc is not followed out).
-import { mkdir, realpath } from 'node:fs/promises';
+import { mkdir, realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolFailure } from './types';
 
@@ -75,7 +75,7 @@ export class Workspaces {
 
   /** The workspace of a conversation of an organization (not created until a tool uses it). */
   of(orgId: string, conversationId: string): Workspace {
-    const dir = path.join(this.root, segment(orgId), segment(conversationId));
+    const dir = this.dirOf(orgId, conversationId);
     let workspace = this.cache.get(dir);
     if (!workspace) {
       workspace = new Workspace(dir);
@@ -84,5 +84,16 @@ export class Workspaces {
       this.cache.set(dir, workspace);
     }
     return workspace;
+  }
+
+  /** Deletes a conversation's workspace with what is in it (the conversation went); none is fine. */
+  async remove(orgId: string, conversationId: string): Promise<void> {
+    const dir = this.dirOf(orgId, conversationId);
+    this.cache.delete(dir);
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  private dirOf(orgId: string, conversationId: string): string {
+    return path.join(this.root, segment(orgId), segment(conversationId));
   }
 }

@@ -188,6 +188,43 @@ describe('responses conform to the OpenAPI document', function () {
     conforms('listAuditRecords', await request(gw.url).get('/v1/admin/audit').set(gw.auth('member')));
   });
 
+  it('console: me, runs, keys, responses, DLP policy, audit filters, and errors', async () => {
+    const get = (path: string, who: 'admin' | 'member' = 'admin') => request(gw.url).get(path).set(gw.auth(who));
+    conforms('getMe', await get('/v1/me'));
+    conforms('getMe', await request(gw.url).get('/v1/me').expect(401));
+    await request(gw.url)
+      .post('/v1/agents/runs')
+      .set(admin())
+      .send({ agentId: AGENT_ID, inputs: [{ name: 'topic', value: 'lists' }] })
+      .expect(202);
+    const runs = await get('/v1/runs?limit=1').expect(200);
+    conforms('listRuns', runs);
+    conforms('listRuns', await get('/v1/runs?after=bm90LWEtY3Vyc29y').expect(400));
+    const created = await request(gw.url)
+      .post('/v1/keys')
+      .set(admin())
+      .send({ name: 'conformance', models: ['demo'], budgets: [{ metric: 'tokens', period: 'day', limit: 10 }] });
+    conforms('createKey', created);
+    conforms(
+      'createKey',
+      await request(gw.url)
+        .post('/v1/keys')
+        .set(admin())
+        .send({ name: 'x', models: ['nope'] })
+        .expect(400),
+    );
+    conforms('createKey', await request(gw.url).post('/v1/keys').set(gw.auth('member')).send({ name: 'x', userId: 'u-admin' }).expect(403));
+    conforms('listKeys', await get('/v1/keys?scope=organization&includeRevoked=true'));
+    conforms('listKeys', await get('/v1/keys?scope=organization', 'member').expect(403));
+    conforms('revokeKey', await request(gw.url).delete(`/v1/keys/${created.body.id}`).set(admin()).expect(200));
+    conforms('revokeKey', await request(gw.url).delete(`/v1/keys/${created.body.id}`).set(admin()).expect(404));
+    conforms('listResponses', await get('/v1/responses?limit=2'));
+    conforms('getDlpPolicy', await get('/v1/admin/dlp'));
+    conforms('getDlpPolicy', await get('/v1/admin/dlp', 'member').expect(403));
+    conforms('listAuditRecords', await get('/v1/admin/audit?order=desc&status=2xx&operationId=getMe&limit=2'));
+    conforms('listAuditRecords', await get('/v1/admin/audit?status=600').expect(400));
+  });
+
   it('knowledge stores: create, list, fetch, documents, search, delete, and errors', async () => {
     const created = await request(gw.url).post('/v1/knowledge_stores').set(admin()).send({ name: 'Conformance', description: 'Docs' });
     conforms('createKnowledgeStore', created);

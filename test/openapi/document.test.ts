@@ -62,6 +62,13 @@ const OPERATIONS: Record<string, [string, string, 'flat' | 'openai' | 'anthropic
   getDashboardAsset: ['get', '/v1/dashboard_assets/{asset}', 'openai', false],
   getUsage: ['get', '/v1/usage', 'flat', true],
   getUsageBudgets: ['get', '/v1/usage/budgets', 'flat', true],
+  getMe: ['get', '/v1/me', 'flat', true],
+  listRuns: ['get', '/v1/runs', 'flat', true],
+  listKeys: ['get', '/v1/keys', 'flat', true],
+  createKey: ['post', '/v1/keys', 'flat', true],
+  revokeKey: ['delete', '/v1/keys/{keyId}', 'flat', true],
+  listResponses: ['get', '/v1/responses', 'flat', true],
+  getDlpPolicy: ['get', '/v1/admin/dlp', 'flat', true],
   getConsoleAuthConfig: ['get', '/console/auth/config', 'flat', false],
   startConsoleOidcLogin: ['get', '/console/auth/oidc/login', 'flat', false],
   completeConsoleOidcLogin: ['get', '/console/auth/oidc/callback', 'flat', false],
@@ -70,6 +77,7 @@ const OPERATIONS: Record<string, [string, string, 'flat' | 'openai' | 'anthropic
 };
 const CONSOLE_AUTH = ['getConsoleAuthConfig', 'startConsoleOidcLogin', 'completeConsoleOidcLogin', 'createConsoleSession', 'deleteConsoleSession'];
 const KNOWLEDGE_AND_DASHBOARDS = Object.keys(OPERATIONS).filter((id) => /Knowledge|Dashboard/.test(id));
+const CONSOLE_API = ['getMe', 'listRuns', 'listKeys', 'createKey', 'revokeKey', 'listResponses', 'getDlpPolicy'];
 const EXTENSIONS = [
   'getConsole',
   'getConsoleFile',
@@ -82,7 +90,28 @@ const EXTENSIONS = [
   'getUsage',
   'getUsageBudgets',
   ...KNOWLEDGE_AND_DASHBOARDS,
+  ...CONSOLE_API,
   ...CONSOLE_AUTH,
+];
+/** Operations the web console reads (`x-console: true`). */
+const CONSOLE = [
+  ...CONSOLE_API,
+  ...CONSOLE_AUTH,
+  'listAuditRecords',
+  'getUsage',
+  'getUsageBudgets',
+  'listModels',
+  'listAgents',
+  'getAgent',
+  'createRun',
+  'getRun',
+  'getRunEvals',
+  'listConversationItems',
+  'restartRun',
+  'cancelRun',
+  'retryRun',
+  'getResponse',
+  'listResponseInputItems',
 ];
 const ERROR_SCHEMA = { flat: 'FlatError', openai: 'OpenAIError', anthropic: 'AnthropicError' } as const;
 
@@ -145,6 +174,8 @@ describe('OpenAPI document', () => {
       const security = op.security ?? doc.security ?? [];
       assert.equal(security.length > 0, authenticated, `${id} security`);
       assert.equal((op.tags ?? []).includes('extension'), EXTENSIONS.includes(id), `${id} extension tag`);
+      // The vendor extension is `true` or absent, never another value.
+      assert.equal(op['x-console'], CONSOLE.includes(id) ? true : undefined, `${id} x-console`);
     }
     const route = routes.find((r) => r.operationId === 'triggerWebhook');
     assert.equal(route?.authenticated, false);

@@ -40,7 +40,21 @@ function fakeKeys(known: Record<string, ResolvedKey>): KeyRepository & { resolve
 
 function resolved(keyId: string): ResolvedKey {
   return {
-    key: { id: keyId, orgId: 'acme', userId: 'u1', name: 'k', hash: 'h', prefix: 'agw_', source: 'cli', createdAt: '', lastUsedAt: null, revokedAt: null },
+    key: {
+      id: keyId,
+      orgId: 'acme',
+      userId: 'u1',
+      name: 'k',
+      hash: 'h',
+      prefix: 'agw_',
+      source: 'cli',
+      createdAt: '',
+      lastUsedAt: null,
+      revokedAt: null,
+      expiresAt: null,
+      models: null,
+      budgets: [],
+    },
     user: { id: 'u1', orgId: 'acme', name: 'U', role: 'admin' },
     groups: ['finance'],
   };
@@ -107,10 +121,28 @@ describe('plugins/auth', () => {
       const resolver = new KeyResolver(keys, logger, options);
       const [a, b] = await Promise.all([resolver.resolve('h1'), resolver.resolve('h1')]);
       assert.equal(keys.resolves, 1);
-      assert.deepEqual(a, { orgId: 'acme', userId: 'u1', keyId: 'k1', role: 'admin', groups: ['finance'], keyBudgets: [] });
+      assert.deepEqual(a, { orgId: 'acme', userId: 'u1', keyId: 'k1', role: 'admin', groups: ['finance'], models: null, keyBudgets: [] });
       assert.equal(a, b);
       assert.equal(resolver.cached('h1'), a);
       assert.ok(Object.isFrozen(a), 'a cached principal cannot be changed by one request for the next');
+      await resolver.close();
+    });
+
+    it("refuses an expired key, caches a valid one no longer than it lasts, and carries the key's model allow-list", async () => {
+      const base = resolved('k-exp');
+      const keys = fakeKeys({
+        soon: { ...base, key: { ...base.key, expiresAt: new Date(now + 5_000).toISOString(), models: ['demo'] } },
+        gone: { ...base, key: { ...base.key, id: 'k-gone', expiresAt: new Date(now - 1).toISOString() } },
+      });
+      const resolver = new KeyResolver(keys, logger, options);
+      const principal = await resolver.resolve('soon');
+      assert.deepEqual(principal?.models, ['demo']);
+      assert.ok(Object.isFrozen(principal?.models));
+      assert.equal(resolver.cached('soon'), principal);
+      assert.equal(await resolver.resolve('gone'), null, 'expired: refused like a revoked key');
+      now += 5_000;
+      assert.equal(resolver.cached('soon'), undefined, 'the cache entry ends with the key (cacheTtlMs is 60 s)');
+      assert.equal(await resolver.resolve('soon'), null);
       await resolver.close();
     });
 

@@ -3,6 +3,7 @@
 import type { Store } from '../../src/store/port';
 import { mongodbUrl, openTestStore, type TestStore, type TestStoreDriver } from '../helpers/store';
 import { agentsContract } from './contract/agents';
+import { consoleListsContract } from './contract/console-lists';
 import { consoleSessionsContract } from './contract/console-sessions';
 import { conversationsContract } from './contract/conversations';
 import { filesContract } from './contract/files';
@@ -55,6 +56,7 @@ for (const driver of DRIVERS) {
     filesContract(handle);
     knowledgeContract(handle);
     dashboardsContract(handle);
+    consoleListsContract(handle);
     lifecycleContract(driver);
   });
 }

@@ -3,42 +3,28 @@
 // `svc_call` items carry the results and a dashboard link that opens.
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { startRunUpstream, runUpstreamConfig, type RunUpstream } from '../fixtures/upstreams/run-upstream';
-import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { jsonReply, post } from '../responses/http-helpers';
-
-type Json = Record<string, unknown>;
-type Message = { role: string; content?: unknown };
+import { messagesOf, toolMessages, useToolGateway, type Json } from './tool-gateway';
 
 /** The gateway's address as links name it (its port is only known once it listens). */
 const PUBLIC_URL = 'http://gateway.test';
 
 describe('knowledge search and dashboards through POST /v1/responses', function () {
   this.timeout(90_000);
-  let upstream: RunUpstream;
-  let gw: TestGateway;
-
+  const bed = useToolGateway(() => ({ config: { server: { publicUrl: PUBLIC_URL }, plugins: { auth: { enabled: true } } } }));
   before(async () => {
-    upstream = await startRunUpstream();
-    gw = await startTestGateway({
-      config: { ...runUpstreamConfig(upstream), server: { publicUrl: PUBLIC_URL }, plugins: { auth: { enabled: true } } },
-    });
-    const store = await request(gw.url).post('/v1/knowledge_stores').set(gw.auth('admin')).send({ name: 'sales-notes' }).expect(201);
+    const store = await request(bed.gw.url).post('/v1/knowledge_stores').set(bed.gw.auth('admin')).send({ name: 'sales-notes' }).expect(201);
     for (const [title, text] of [
       ['Q1 regional revenue', 'Revenue in Q1: north 120, south 80, west 45. North grew fastest.'],
       ['Canteen', 'The canteen serves soup on Mondays.'],
     ]) {
-      await request(gw.url).post(`/v1/knowledge_stores/${store.body.id}/documents`).set(gw.auth('admin')).send({ title, text }).expect(201);
+      await request(bed.gw.url).post(`/v1/knowledge_stores/${store.body.id}/documents`).set(bed.gw.auth('admin')).send({ title, text }).expect(201);
     }
-  });
-  after(async () => {
-    await gw?.close();
-    await upstream?.close();
   });
 
   it('the model searches, charts, and gets the results and a working link in svc_call items', async () => {
-    upstream.script((body) => {
-      const tools = ((body['messages'] as Message[]) ?? []).filter((m) => m.role === 'tool');
+    bed.upstream.script((body) => {
+      const tools = toolMessages(body);
       if (tools.length === 0) {
         return {
           toolCalls: [{ id: 'call_s', name: 'svc_knowledge_store_search', arguments: JSON.stringify({ query: 'regional revenue', store: 'sales-notes' }) }],
@@ -57,9 +43,9 @@ describe('knowledge search and dashboards through POST /v1/responses', function 
     });
     const reply = await jsonReply(
       await post(
-        `${gw.url}/v1/responses`,
+        `${bed.gw.url}/v1/responses`,
         { model: 'fake', input: 'Chart Q1 revenue by region', tools: [{ type: 'svc_knowledge_store_search' }, { type: 'svc_dashboard_generate' }] },
-        gw.auth('admin'),
+        bed.gw.auth('admin'),
       ),
     );
     assert.equal(reply.status, 200, reply.text);
@@ -79,17 +65,17 @@ describe('knowledge search and dashboards through POST /v1/responses', function 
     );
     assert.match(search.results[0]!.snippet, /\*\*Revenue\*\*/);
     // The model was shown the same output.
-    const secondTurn = upstream.calls[1]!.body['messages'] as Message[];
+    const secondTurn = messagesOf(bed.upstream.calls[1]!.body);
     assert.match(String(secondTurn.find((m) => m.role === 'tool')?.content), /Q1 regional revenue/);
 
     const made = JSON.parse(String(output[1]!['output'])) as { url: string; dashboard_id: string; marks: number };
     assert.equal(made.marks, 3);
     assert.ok(made.url.startsWith(`${PUBLIC_URL}/v1/dashboards/${made.dashboard_id}/view?`));
-    const spec = await request(gw.url)
+    const spec = await request(bed.gw.url)
       .get(`${made.url.slice(PUBLIC_URL.length)}&format=json`)
       .expect(200);
     assert.equal(spec.body.data.values.length, 3);
-    const stored = await gw.store.dashboards.get(made.dashboard_id);
+    const stored = await bed.gw.store.dashboards.get(made.dashboard_id);
     assert.equal(stored?.orgId, 'acme');
   });
 });

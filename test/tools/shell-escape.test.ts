@@ -147,6 +147,7 @@ describe('svc_shell sandbox: escapes are contained', function () {
     before(async () => {
       server = net.createServer((socket) => {
         connections++;
+        socket.on('error', () => undefined);
         socket.end('hello from the host\n');
       });
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

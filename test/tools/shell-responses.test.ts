@@ -2,67 +2,39 @@
 // the command wrote with svc_file_read (one workspace per conversation), and sees the exit code,
 // stdout, stderr and the limit that killed a command, each call an svc_call item.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { startRunUpstream, runUpstreamConfig, type RunUpstream } from '../fixtures/upstreams/run-upstream';
-import { baseConfigDocument } from '../helpers/config';
-import { startTestGateway, type TestGateway } from '../helpers/gateway';
-import { jsonReply, post } from '../responses/http-helpers';
-
-type Json = Record<string, unknown>;
-type Message = { role: string; content?: unknown };
-
-const toolMessages = (body: Json): Message[] => ((body['messages'] as Message[] | undefined) ?? []).filter((m) => m.role === 'tool');
-const offered = (body: Json): string[] => ((body['tools'] as { function: { name: string } }[] | undefined) ?? []).map((t) => t.function.name);
+import { jsonReply } from '../responses/http-helpers';
+import { offered, organizationsWithTools, toolMessages, useToolGateway, type Json } from './tool-gateway';
 
 describe('svc_shell through POST /v1/responses', function () {
   this.timeout(60_000);
-  let upstream: RunUpstream;
-  let gw: TestGateway;
-  let workspaces: string;
   // Stands in for an egress proxy on the host: the test sees whether the sandbox reached it.
   let proxy: net.Server;
   let proxyPort: number;
   let proxyConnections = 0;
-
-  before(async () => {
-    upstream = await startRunUpstream();
-    workspaces = await mkdtemp(path.join(tmpdir(), 'agw-shell-e2e-'));
+  const bed = useToolGateway(async () => {
     proxy = net.createServer((socket) => {
       proxyConnections++;
+      // The sandbox's probe may close first: a reset on this socket is the probe leaving, not a test failure.
+      socket.on('error', () => undefined);
       socket.end('proxy here\n');
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     proxyPort = (proxy.address() as net.AddressInfo).port;
-    const organizations = (baseConfigDocument()['organizations'] as Json[]).map((org) =>
-      org['id'] === 'acme' ? { ...org, tools: { egressProfiles: { lab: { url: `http://agent:s3cret-pass@127.0.0.1:${proxyPort}` } } } } : org,
-    );
-    gw = await startTestGateway({
+    return {
+      tools: { maxRounds: 4, shell: { wallTimeMs: 5000, maxOutputBytes: 4096 } },
       config: {
-        ...runUpstreamConfig(upstream),
-        organizations,
-        tools: { workspaceDir: workspaces, maxRounds: 4, shell: { wallTimeMs: 5000, maxOutputBytes: 4096 } },
+        organizations: organizationsWithTools({ egressProfiles: { lab: { url: `http://agent:s3cret-pass@127.0.0.1:${proxyPort}` } } }),
         plugins: { auth: { enabled: true } },
       },
-    });
-  });
-  after(async () => {
-    await gw?.close();
-    await upstream?.close();
-    await new Promise((resolve) => proxy?.close(resolve));
-    await rm(workspaces, { recursive: true, force: true });
-  });
-  beforeEach(() => {
-    upstream.calls.length = 0;
-    upstream.script(null);
+      teardown: () => new Promise((resolve) => proxy?.close(resolve)),
+    };
   });
 
-  const create = (body: Json): Promise<Response> => post(`${gw.url}/v1/responses`, { model: 'fake', ...body }, gw.auth('admin'));
+  const create = (body: Json): Promise<Response> => bed.respond(body);
 
   it('runs the command, shows the model its exit code, stdout and stderr, and shares the workspace with svc_file_read', async () => {
-    upstream.script((body) => {
+    bed.upstream.script((body) => {
       const tools = toolMessages(body);
       if (tools.length === 0) {
         const command = 'mkdir -p out && echo "42 lines" > out/count.txt && cat out/count.txt && echo careful >&2 && exit 4';
@@ -73,7 +45,7 @@ describe('svc_shell through POST /v1/responses', function () {
     });
     const reply = await jsonReply(await create({ input: 'count', tools: [{ type: 'svc_tools' }] }));
     assert.equal(reply.status, 200, reply.text);
-    assert.ok(offered(upstream.calls[0]!.body).includes('svc_shell'), 'svc_tools offers the shell: its start-up check passed');
+    assert.ok(offered(bed.upstream.calls[0]!.body).includes('svc_shell'), 'svc_tools offers the shell: its start-up check passed');
     const output = reply.body['output'] as Json[];
     assert.deepEqual(
       output.map((item) => [item['type'], item['name'] ?? null, item['status']]),
@@ -86,11 +58,11 @@ describe('svc_shell through POST /v1/responses', function () {
     const shown = 'exit_code: 4\n--- stdout ---\n42 lines\n--- stderr ---\ncareful';
     assert.equal(output[0]!['output'], shown);
     assert.equal(output[1]!['output'], '42 lines\n');
-    assert.equal(String(toolMessages(upstream.calls[1]!.body)[0]!.content), shown, 'the model sees the same text');
+    assert.equal(String(toolMessages(bed.upstream.calls[1]!.body)[0]!.content), shown, 'the model sees the same text');
   });
 
   it("has no network until svc_vpn_connect, then the profile's proxy (its password kept from the model)", async () => {
-    upstream.script((body) => {
+    bed.upstream.script((body) => {
       const tools = toolMessages(body);
       const command = `echo "proxy=$HTTP_PROXY"; bash -c 'exec 3<>/dev/tcp/127.0.0.1/${proxyPort}' 2>/dev/null && echo reached || echo unreachable`;
       if (tools.length === 0) return { toolCalls: [{ id: 'off', name: 'svc_shell', arguments: JSON.stringify({ command }) }] };
@@ -114,11 +86,11 @@ describe('svc_shell through POST /v1/responses', function () {
     assert.match(String(output[2]!['output']), /--- stdout ---\nproxy=\[egress proxy\]\nreached\n/);
     assert.equal(proxyConnections, 1);
     assert.ok(!reply.text.includes('s3cret-pass'), 'the proxy password is in no output');
-    assert.ok(!upstream.calls.some((call) => JSON.stringify(call.body).includes('s3cret-pass')), 'nor sent to the model');
+    assert.ok(!bed.upstream.calls.some((call) => JSON.stringify(call.body).includes('s3cret-pass')), 'nor sent to the model');
   });
 
   it('a command killed by a limit is a completed call saying which limit; the response completes', async () => {
-    upstream.script((body) =>
+    bed.upstream.script((body) =>
       toolMessages(body).length === 0
         ? { toolCalls: [{ id: 'call_slow', name: 'svc_shell', arguments: JSON.stringify({ command: 'echo started; sleep 30', timeout_ms: 300 }) }] }
         : { reply: 'it was too slow' },

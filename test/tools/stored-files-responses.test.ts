@@ -3,52 +3,26 @@
 // `svc_call` item; the share link is in the share call's output, names the address the request came
 // in on, passes the organization's DLP policy intact, and downloads the file with no API key.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import OpenAI, { toFile } from 'openai';
-import { startRunUpstream, runUpstreamConfig, type RunUpstream } from '../fixtures/upstreams/run-upstream';
 import { organizationsWithDlp } from '../helpers/config';
-import { startTestGateway, TEST_KEYS, type TestGateway } from '../helpers/gateway';
+import { TEST_KEYS } from '../helpers/gateway';
 import { jsonReply, post } from '../responses/http-helpers';
 import { makeDocx } from './stored-file-fixtures';
-
-type Json = Record<string, unknown>;
-type Message = { role: string; content?: unknown };
-
-const toolMessages = (body: Json): Message[] => ((body['messages'] as Message[]) ?? []).filter((m) => m.role === 'tool');
+import { toolMessages, useToolGateway, type Json } from './tool-gateway';
 
 describe('stored-file tools through POST /v1/responses', function () {
   this.timeout(90_000);
-  let upstream: RunUpstream;
-  let gw: TestGateway;
-  let workspaces: string;
-
-  before(async () => {
-    upstream = await startRunUpstream();
-    workspaces = await mkdtemp(path.join(tmpdir(), 'agw-ws-'));
-    // Every DLP detector on: the share link must pass the policy tool outputs go through unharmed.
-    gw = await startTestGateway({
-      config: {
-        ...runUpstreamConfig(upstream),
-        organizations: organizationsWithDlp({ enabled: true }),
-        tools: { workspaceDir: workspaces },
-        plugins: { auth: { enabled: true }, dlp: { enabled: true } },
-      },
-    });
-  });
-  after(async () => {
-    await gw?.close();
-    await upstream?.close();
-    await rm(workspaces, { recursive: true, force: true });
-  });
+  // Every DLP detector on: the share link must pass the policy tool outputs go through unharmed.
+  const bed = useToolGateway(() => ({
+    config: { organizations: organizationsWithDlp({ enabled: true }), plugins: { auth: { enabled: true }, dlp: { enabled: true } } },
+  }));
 
   it('reads an uploaded DOCX as text, copies it into the workspace and shares it back by a link in the call output', async () => {
     const docx = await makeDocx(['Minutes of the board', 'Budget approved: 42 000 EUR.']);
-    const openai = new OpenAI({ apiKey: TEST_KEYS.member, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const openai = new OpenAI({ apiKey: TEST_KEYS.member, baseURL: `${bed.gw.url}/v1`, maxRetries: 0 });
     const uploaded = await openai.files.create({ file: await toFile(docx, 'minutes.docx'), purpose: 'user_data' });
 
-    upstream.script((body) => {
+    bed.upstream.script((body) => {
       const done = toolMessages(body).length;
       if (done === 0) return { toolCalls: [{ id: 'call_t', name: 'svc_files_download_as_text', arguments: JSON.stringify({ file_id: uploaded.id }) }] };
       if (done === 1) return { toolCalls: [{ id: 'call_o', name: 'svc_files_download_original', arguments: JSON.stringify({ file_id: uploaded.id }) }] };
@@ -57,7 +31,7 @@ describe('stored-file tools through POST /v1/responses', function () {
     });
     const reply = await jsonReply(
       await post(
-        `${gw.url}/v1/responses`,
+        `${bed.gw.url}/v1/responses`,
         { model: 'fake', input: 'What does my file say? Share it back.', tools: [{ type: 'svc_tools' }] },
         { authorization: `Bearer ${TEST_KEYS.member}` },
       ),
@@ -80,12 +54,12 @@ describe('stored-file tools through POST /v1/responses', function () {
       `Saved minutes.docx (${uploaded.id}, application/vnd.openxmlformats-officedocument.wordprocessingml.document, ${docx.length} bytes) to files/minutes.docx in the workspace.`,
     );
     // The model read the extracted text on its next turn.
-    assert.match(String(toolMessages(upstream.calls[1]!.body)[0]?.content), /Budget approved: 42 000 EUR\./);
+    assert.match(String(toolMessages(bed.upstream.calls[1]!.body)[0]?.content), /Budget approved: 42 000 EUR\./);
 
     const link = /^Download link: (\S+)$/m.exec(String(shared['output']))?.[1];
     assert.ok(link, String(shared['output']));
     const url = new URL(link);
-    assert.equal(url.origin, gw.url, 'the address the request came in on');
+    assert.equal(url.origin, bed.gw.url, 'the address the request came in on');
     const download = await fetch(link);
     assert.equal(download.status, 200);
     assert.ok(Buffer.from(await download.arrayBuffer()).equals(docx), 'the shared copy is the uploaded file, byte for byte');

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ModelConfig } from '../../config/types';
+import { modelsForKey } from '../../providers/key-models';
 import type { Handler } from '../types';
 
 /** `created` must be stable across restarts: the configured value, else derived from the model id. */
@@ -12,11 +13,12 @@ export function modelCreated(model: ModelConfig): number {
 
 export const listModels: Handler = async (ctx, services) => {
   const orgId = ctx.principal?.orgId ?? '';
+  // A key with a model allow-list sees only those of its organization's models.
   return {
     status: 200,
     body: {
       object: 'list',
-      data: services.models.list(orgId).map((model) => ({
+      data: modelsForKey(services.models, orgId, ctx.principal?.models).map((model) => ({
         id: model.id,
         object: 'model',
         created: modelCreated(model),

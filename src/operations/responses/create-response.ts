@@ -30,6 +30,7 @@ import { relayNativeJson, relayNativeStream } from './native-relay';
 import { checkResponseRequest, isStateful } from './request-rules';
 import { storedResponse } from './stored-response';
 import { serverCallsOf, withServerCallOutputs } from './server-call-outputs';
+import { resolveForKey } from '../../providers/key-models';
 import { translatedResponse } from './translated';
 import { GEN_AI_CONVERSATION_ID } from '../../telemetry/gen-ai';
 import { activeSpan } from '../../telemetry/tracing';
@@ -71,7 +72,7 @@ function withCachedReferences(ctx: RequestContext, services: AppServices, body: 
   const references = referencedItemIds(body['input']);
   if (references.length === 0) return body;
   const orgId = orgOf(ctx);
-  const { provider } = services.modelCalls.models.resolve(orgId, String(body['model']));
+  const { provider } = resolveForKey(services.modelCalls.models, orgId, ctx.principal?.models, String(body['model']));
   if (provider.forward && provider.forwards?.includes('responses')) return body;
   const input = [...(body['input'] as unknown[])];
   let changed = false;
@@ -183,7 +184,7 @@ async function statefulResponse(ctx: RequestContext, services: AppServices, orig
         maxOutputTokens: typeof body['max_output_tokens'] === 'number' ? body['max_output_tokens'] : null,
         responseId: id,
       },
-      services.modelCalls.models.resolve(principal.orgId, String(body['model'])),
+      resolveForKey(services.modelCalls.models, principal.orgId, principal.models, String(body['model'])),
       requestScope(ctx, services, true),
     );
     // The compaction hint follows the composed instructions (also with `svc.system_prompt: off`).

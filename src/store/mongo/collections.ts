@@ -7,6 +7,7 @@ import type {
   AgentDefinition,
   AgentShare,
   AuditRecord,
+  BudgetSpec,
   KeySource,
   OrganizationRecord,
   ResponseStatus,
@@ -53,6 +54,10 @@ export interface KeyDoc {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  /** Absent on keys written before expiry, allow-lists and budgets: none. */
+  expiresAt?: Date | null;
+  models?: string[] | null;
+  budgets?: BudgetSpec[];
 }
 
 /** A console session; tokenHash and ticketHash are absent (not null) when unset, so their sparse unique indexes skip them. */

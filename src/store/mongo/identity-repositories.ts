@@ -1,3 +1,4 @@
+import type { Filter } from 'mongodb';
 import type { GroupRepository, KeyRepository, OrganizationRepository, SettingsRepository, UserRepository } from '../port';
 import type { ApiKeyRecord, UserRecord } from '../types';
 import { date, dateOrNull, isDuplicateKey, isoOrNull, type Collections, type KeyDoc, type UserDoc } from './collections';
@@ -18,6 +19,9 @@ function toKey(doc: KeyDoc): ApiKeyRecord {
     createdAt: doc.createdAt.toISOString(),
     lastUsedAt: isoOrNull(doc.lastUsedAt),
     revokedAt: isoOrNull(doc.revokedAt),
+    expiresAt: isoOrNull(doc.expiresAt ?? null),
+    models: doc.models ?? null,
+    budgets: doc.budgets ?? [],
   };
 }
 
@@ -104,6 +108,9 @@ export function mongoKeys(c: Collections): KeyRepository {
           createdAt: date(key.createdAt),
           lastUsedAt: dateOrNull(key.lastUsedAt),
           revokedAt: dateOrNull(key.revokedAt),
+          expiresAt: dateOrNull(key.expiresAt),
+          models: key.models,
+          budgets: key.budgets,
         });
         return true;
       } catch (err) {
@@ -132,6 +139,13 @@ export function mongoKeys(c: Collections): KeyRepository {
     },
     async listByOrg(orgId) {
       return (await c.keys.find({ orgId }).sort({ createdAt: 1, _id: 1 }).toArray()).map(toKey);
+    },
+    async list(query, limit) {
+      if (limit <= 0) return [];
+      const filter: Filter<KeyDoc> = { orgId: query.orgId };
+      if (query.userId !== null) filter.userId = query.userId;
+      if (!query.includeRevoked) filter.revokedAt = null;
+      return (await c.keys.find(filter).sort({ createdAt: 1, _id: 1 }).limit(limit).toArray()).map(toKey);
     },
     async touch(ids, at) {
       if (ids.length === 0) return;

@@ -1,7 +1,7 @@
 // The Store port over MongoDB with the official driver. No multi-document transactions (they need a
 // replica set): every concurrency rule rests on single-document atomicity and unique indexes.
 import { MongoClient } from 'mongodb';
-import type { Store } from '../port';
+import type { PrunedConversation, Store } from '../port';
 import { mongoAgents } from './agents-repository';
 import { mongoDashboards } from './dashboards-repository';
 import { mongoKnowledge } from './knowledge-repository';
@@ -23,6 +23,7 @@ const SCHEMA_NAMES: Record<number, string> = {
   3: 'stored files',
   4: 'knowledge stores and dashboards',
   5: 'hosted tool state per conversation',
+  6: 'console reads: list indexes',
   7: 'usage grouped per user and key',
   8: 'console sessions',
   9: 'usage totals per UTC day',
@@ -38,6 +39,18 @@ async function createIndexes(c: Collections): Promise<void> {
     c.keys.createIndex({ hash: 1 }, { unique: true }),
     c.keys.createIndex({ orgId: 1, createdAt: 1 }),
     c.keys.createIndex({ revokedAt: 1 }),
+    // The console's lists (version 6): keyset pages whose leading fields are the filter.
+    c.keys.createIndex({ orgId: 1, userId: 1, createdAt: 1, _id: 1 }),
+    c.runs.createIndex({ orgId: 1, createdAt: -1, _id: -1 }),
+    c.runs.createIndex({ orgId: 1, status: 1, createdAt: -1, _id: -1 }),
+    c.runs.createIndex({ orgId: 1, userId: 1, createdAt: -1, _id: -1 }),
+    c.responses.createIndex({ orgId: 1, createdAt: -1, _id: -1 }, { partialFilterExpression: { stored: true }, name: 'responses_org_created' }),
+    c.responses.createIndex({ orgId: 1, userId: 1, createdAt: -1, _id: -1 }, { partialFilterExpression: { stored: true }, name: 'responses_org_user_created' }),
+    c.audit.createIndex({ orgId: 1, userId: 1, at: 1, _id: 1 }),
+    c.audit.createIndex({ orgId: 1, keyId: 1, at: 1, _id: 1 }),
+    c.audit.createIndex({ orgId: 1, operationId: 1, at: 1, _id: 1 }),
+    c.audit.createIndex({ orgId: 1, model: 1, at: 1, _id: 1 }, { partialFilterExpression: { model: { $type: 'string' } }, name: 'audit_org_model_at' }),
+    c.audit.createIndex({ orgId: 1, status: 1, at: 1, _id: 1 }),
     // Console sessions (see the SQL schema's migration 15): a token or ticket digest names one session
     // (sparse: the field is absent until set or once redeemed), the revocation poll and the prune.
     c.consoleSessions.createIndex({ tokenHash: 1 }, { unique: true, sparse: true }),
@@ -103,7 +116,7 @@ async function createIndexes(c: Collections): Promise<void> {
     });
 }
 
-async function pruneRuns(c: Collections, before: Date): Promise<number> {
+async function pruneRuns(c: Collections, before: Date, gone: PrunedConversation[]): Promise<number> {
   let total = 0;
   for (;;) {
     // Finished runs only: an in-progress run belongs to a worker. A run's conversation goes with it.
@@ -113,32 +126,41 @@ async function pruneRuns(c: Collections, before: Date): Promise<number> {
       .toArray();
     if (batch.length === 0) return total;
     const ids = batch.map((r) => r._id);
-    const conversations = (
-      await c.conversations.find({ _id: { $in: batch.map((r) => r.conversationId) }, runId: { $in: ids } }, { projection: { _id: 1 } }).toArray()
-    ).map((d) => d._id);
+    const found = await c.conversations
+      .find({ _id: { $in: batch.map((r) => r.conversationId) }, runId: { $in: ids } }, { projection: { _id: 1, orgId: 1 } })
+      .toArray();
+    const conversations = found.map((d) => d._id);
     await c.items.deleteMany({ conversationId: { $in: conversations } });
     await c.conversations.deleteMany({ _id: { $in: conversations } });
+    await c.toolState.deleteMany({ conversationId: { $in: conversations } });
+    gone.push(...found.map((d) => ({ orgId: d.orgId, id: d._id })));
     await c.steps.deleteMany({ runId: { $in: ids } });
     total += (await c.runs.deleteMany({ _id: { $in: ids } })).deletedCount;
   }
 }
 
 /** Responses conversations past retention: nothing added since `before`, no turn in progress. */
-async function pruneIdleConversations(c: Collections, before: Date): Promise<number> {
+async function pruneIdleConversations(c: Collections, before: Date, gone: PrunedConversation[]): Promise<number> {
   let total = 0;
   for (;;) {
     const candidates = await c.conversations
-      .find({ runId: null, createdAt: { $lt: before }, $or: [{ turnResponseId: null }, { turnResponseId: { $exists: false } }] }, { projection: { _id: 1 } })
+      .find(
+        { runId: null, createdAt: { $lt: before }, $or: [{ turnResponseId: null }, { turnResponseId: { $exists: false } }] },
+        { projection: { _id: 1, orgId: 1 } },
+      )
       .limit(PRUNE_BATCH)
       .toArray();
     if (candidates.length === 0) return total;
     const recent = new Set(
       (await c.items.distinct('conversationId', { conversationId: { $in: candidates.map((d) => d._id) }, createdAt: { $gte: before } })) as string[],
     );
-    const idle = candidates.map((d) => d._id).filter((id) => !recent.has(id));
+    const idleDocs = candidates.filter((d) => !recent.has(d._id));
+    const idle = idleDocs.map((d) => d._id);
     if (idle.length === 0) return total;
     await c.items.deleteMany({ conversationId: { $in: idle } });
     total += (await c.conversations.deleteMany({ _id: { $in: idle } })).deletedCount;
+    await c.toolState.deleteMany({ conversationId: { $in: idle } });
+    gone.push(...idleDocs.map((d) => ({ orgId: d.orgId, id: d._id })));
     if (candidates.length < PRUNE_BATCH) return total;
   }
 }
@@ -193,7 +215,8 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
     },
     async prune(before) {
       const cutoff = date(before);
-      const runs = await pruneRuns(c, cutoff);
+      const gone: PrunedConversation[] = [];
+      const runs = await pruneRuns(c, cutoff, gone);
       await c.audit.deleteMany({ at: { $lt: cutoff } });
       await c.usage.deleteMany({ at: { $lt: cutoff } });
       // The day totals of the days before the cutoff's go; the cutoff's own day is summed again from the
@@ -201,9 +224,9 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
       const cutoffDay = cutoff.toISOString().slice(0, 10);
       await c.usageDays.deleteMany({ day: { $lte: cutoffDay } });
       await addDayTotalsOf(c, cutoff, new Date(Date.parse(cutoffDay) + 86_400_000));
-      const conversations = await pruneIdleConversations(c, cutoff);
+      const conversations = await pruneIdleConversations(c, cutoff, gone);
       await pruneToolState(c, cutoff);
-      return { runs, conversations };
+      return { runs, conversations, gone };
     },
     close() {
       closed ??= client.close();

@@ -4,6 +4,7 @@ import {
   LeaseLostError,
   type AuditRecord,
   type ResponseRecord,
+  type ResponseSummary,
   type StepInit,
   type UsageGroup,
   type UsageGroupRow,
@@ -145,6 +146,29 @@ export function mongoResponses(c: Collections): ResponseRepository {
       });
       return doc ? toResponse(doc) : null;
     },
+    async listVisible(principal, query) {
+      if (query.limit <= 0) return [];
+      const and: Filter<ResponseDoc>[] = [{ orgId: principal.orgId, stored: true }, { $or: [{ expiresAt: null }, { expiresAt: { $gt: date(query.now) } }] }];
+      if (principal.role !== 'admin') and.push({ userId: principal.userId });
+      if (query.after) {
+        const a = date(query.after.createdAt);
+        and.push({ $or: [{ createdAt: { $lt: a } }, { createdAt: a, _id: { $lt: query.after.id } }] });
+      }
+      const docs = await c.responses
+        .find({ $and: and }, { projection: { _id: 1, userId: 1, status: 1, model: 1, conversationId: 1, previousResponseId: 1, createdAt: 1 } })
+        .sort({ createdAt: -1, _id: -1 })
+        .limit(query.limit)
+        .toArray();
+      return docs.map((doc): ResponseSummary => ({
+        id: doc._id,
+        userId: doc.userId,
+        status: doc.status,
+        model: doc.model,
+        conversationId: doc.conversationId,
+        previousResponseId: doc.previousResponseId,
+        createdAt: doc.createdAt.toISOString(),
+      }));
+    },
     async update(id, patch) {
       const set: Partial<ResponseDoc> = { updatedAt: new Date() };
       if (patch.status !== undefined) set.status = patch.status;
@@ -257,11 +281,20 @@ export function mongoAudit(c: Collections): AuditRepository {
       if (query.limit <= 0) return [];
       const and: Filter<AuditDoc>[] = [{ orgId: query.orgId }];
       if (query.since) and.push({ at: { $gte: date(query.since) } });
+      if (query.until) and.push({ at: { $lte: date(query.until) } });
+      if (query.userId) and.push({ userId: query.userId });
+      if (query.keyId) and.push({ keyId: query.keyId });
+      if (query.operationId) and.push({ operationId: query.operationId });
+      if (query.model) and.push({ model: query.model });
+      if (query.status) and.push({ status: { $gte: query.status.from, $lte: query.status.to } });
+      const desc = query.order === 'desc';
       if (query.after) {
         const a = date(query.after.at);
-        and.push({ $or: [{ at: { $gt: a } }, { at: a, _id: { $gt: query.after.id } }] });
+        const past = desc ? '$lt' : '$gt';
+        and.push({ $or: [{ at: { [past]: a } }, { at: a, _id: { [past]: query.after.id } }] });
       }
-      const docs = await c.audit.find({ $and: and }).sort({ at: 1, _id: 1 }).limit(query.limit).toArray();
+      const direction = desc ? -1 : 1;
+      const docs = await c.audit.find({ $and: and }).sort({ at: direction, _id: direction }).limit(query.limit).toArray();
       return docs.map(toAudit);
     },
   };

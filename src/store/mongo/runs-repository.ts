@@ -1,6 +1,6 @@
 import type { Filter, UpdateFilter } from 'mongodb';
 import type { RunRepository } from '../port';
-import type { ConversationRecord, RunPatch, RunRecord, RunStatus, StepInit, VisibleRun } from '../types';
+import type { ConversationRecord, RunListItem, RunPatch, RunRecord, RunStatus, StepInit, VisibleRun } from '../types';
 import { date, dateOrNull, isoOrNull, type AgentDoc, type Collections, type RunDoc } from './collections';
 import { conversationDoc } from './conversations-repository';
 import { generationIs } from './lease-generation';
@@ -136,6 +136,37 @@ export function mongoRuns(c: Collections): RunRepository {
       const page = more ? docs.slice(0, query.limit) : docs;
       const last = page[page.length - 1];
       return { ids: page.map((d) => d._id), next: more && last ? { createdAt: last.createdAt.toISOString(), id: last._id } : null };
+    },
+    async listVisible(principal, query) {
+      if (query.limit <= 0) return [];
+      const and: Filter<RunDoc>[] = [{ orgId: principal.orgId }];
+      if (query.agentId !== null) and.push({ agentId: query.agentId });
+      if (query.status !== null) and.push({ status: query.status });
+      if (query.createdAfter !== null) and.push({ createdAt: { $gte: date(query.createdAfter) } });
+      if (query.createdBefore !== null) and.push({ createdAt: { $lte: date(query.createdBefore) } });
+      if (query.after) {
+        const a = date(query.after.createdAt);
+        and.push({ $or: [{ createdAt: { $lt: a } }, { createdAt: a, _id: { $lt: query.after.id } }] });
+      }
+      if (principal.role !== 'admin') {
+        // A member: their own runs and the runs of agents (deleted or not) granting them any permission,
+        // decided by the server (the agents' permission expression), then one indexed read of the runs.
+        const agentMatch: Filter<AgentDoc> = query.agentId !== null ? { orgId: principal.orgId, _id: query.agentId } : { orgId: principal.orgId };
+        const granted = await c.agents
+          .aggregate<{ _id: string }>([{ $match: agentMatch }, { $match: { $expr: agentGrantsAnyExpr(principal, '$$ROOT') } }, { $project: { _id: 1 } }])
+          .toArray();
+        and.push({ $or: [{ userId: principal.userId }, { agentId: { $in: granted.map((a) => a._id) } }] });
+      }
+      const docs = await c.runs.find({ $and: and }).sort({ createdAt: -1, _id: -1 }).limit(query.limit).toArray();
+      const agentIds = [...new Set(docs.map((d) => d.agentId))];
+      const agents = new Map(
+        (await c.agents.find({ _id: { $in: agentIds } }, { projection: { _id: 1, deletedAt: 1, 'definition.name': 1 } }).toArray()).map((a) => [a._id, a]),
+      );
+      return docs.map((doc): RunListItem => {
+        const agent = agents.get(doc.agentId);
+        const live = agent !== undefined && agent.deletedAt === null;
+        return { ...toRun(doc), agentDeleted: !live, agentName: live ? agent.definition.name : null };
+      });
     },
     async latestCreatedAt(agentId) {
       const [doc] = await c.runs

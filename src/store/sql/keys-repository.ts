@@ -1,7 +1,7 @@
 import type { KeyRepository } from '../port';
-import type { ApiKeyRecord, KeySource } from '../types';
+import type { ApiKeyRecord, BudgetSpec, KeySource } from '../types';
 import type { SqlExecutor } from './database';
-import { iso, isoOrNull, type Timestamp } from './rows';
+import { iso, isoOrNull, json, type Timestamp } from './rows';
 import { toUser, type UserRow } from './users-repository';
 
 interface KeyRow {
@@ -15,6 +15,9 @@ interface KeyRow {
   created_at: Timestamp;
   last_used_at: Timestamp | null;
   revoked_at: Timestamp | null;
+  expires_at: Timestamp | null;
+  models: string[] | null;
+  budgets: BudgetSpec[];
 }
 
 function toKey(row: KeyRow): ApiKeyRecord {
@@ -29,18 +32,36 @@ function toKey(row: KeyRow): ApiKeyRecord {
     createdAt: iso(row.created_at),
     lastUsedAt: isoOrNull(row.last_used_at),
     revokedAt: isoOrNull(row.revoked_at),
+    expiresAt: isoOrNull(row.expires_at),
+    models: row.models,
+    budgets: row.budgets,
   };
 }
 
-const KEY_COLUMNS = 'k.id, k.org_id, k.user_id, k.name, k.hash, k.prefix, k.source, k.created_at, k.last_used_at, k.revoked_at';
+const KEY_COLUMNS =
+  'k.id, k.org_id, k.user_id, k.name, k.hash, k.prefix, k.source, k.created_at, k.last_used_at, k.revoked_at, k.expires_at, k.models, k.budgets';
 
 export function sqlKeys(db: SqlExecutor): KeyRepository {
   return {
     async create(key) {
       const rows = await db.query(
-        `INSERT INTO api_keys (id, org_id, user_id, name, hash, prefix, source, created_at, last_used_at, revoked_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING RETURNING id`,
-        [key.id, key.orgId, key.userId, key.name, key.hash, key.prefix, key.source, key.createdAt, key.lastUsedAt, key.revokedAt],
+        `INSERT INTO api_keys (id, org_id, user_id, name, hash, prefix, source, created_at, last_used_at, revoked_at, expires_at, models, budgets)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13::jsonb) ON CONFLICT DO NOTHING RETURNING id`,
+        [
+          key.id,
+          key.orgId,
+          key.userId,
+          key.name,
+          key.hash,
+          key.prefix,
+          key.source,
+          key.createdAt,
+          key.lastUsedAt,
+          key.revokedAt,
+          key.expiresAt,
+          key.models === null ? null : json(key.models),
+          json(key.budgets),
+        ],
       );
       return rows.length === 1;
     },
@@ -70,6 +91,16 @@ export function sqlKeys(db: SqlExecutor): KeyRepository {
     },
     async listByOrg(orgId) {
       const rows = await db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.org_id = $1 ORDER BY k.created_at, k.id`, [orgId]);
+      return rows.map(toKey);
+    },
+    async list(query, limit) {
+      // api_keys_org_user serves one user's keys; api_keys_org the organization's.
+      const rows = await db.query<KeyRow>(
+        `SELECT ${KEY_COLUMNS} FROM api_keys k
+         WHERE k.org_id = $1 AND ($2::text IS NULL OR k.user_id = $2::text) AND ($3::boolean OR k.revoked_at IS NULL)
+         ORDER BY k.created_at, k.id LIMIT $4`,
+        [query.orgId, query.userId, query.includeRevoked, limit],
+      );
       return rows.map(toKey);
     },
     async touch(ids, at) {

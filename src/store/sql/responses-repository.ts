@@ -1,5 +1,5 @@
 import type { ResponseRepository } from '../port';
-import type { ResponseEventRecord, ResponseRecord, ResponseStatus } from '../types';
+import type { ResponseEventRecord, ResponseRecord, ResponseStatus, ResponseSummary } from '../types';
 import { insertFromJson, preparedStatement, type JsonCopyColumn, type SqlExecutor, type SqlParam } from './database';
 import { iso, isoOrNull, json, nowIso, type Timestamp } from './rows';
 
@@ -118,6 +118,34 @@ export function sqlResponses(db: SqlExecutor): ResponseRepository {
         [id, principal.orgId, now],
       );
       return row ? toResponse(row) : null;
+    },
+    async listVisible(principal, query) {
+      if (query.limit <= 0) return [];
+      // responses_org_user_created (a member's own) or responses_org_created (an admin's organization).
+      const params: SqlParam[] = [principal.orgId, query.now, query.limit];
+      const where = ['org_id = $1', 'stored', '(expires_at IS NULL OR expires_at > $2::timestamptz)'];
+      if (principal.role !== 'admin') {
+        params.push(principal.userId);
+        where.push(`user_id = $${params.length}`);
+      }
+      if (query.after) {
+        params.push(query.after.createdAt, query.after.id);
+        where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::text)`);
+      }
+      const rows = await db.query<Pick<ResponseRow, 'id' | 'user_id' | 'status' | 'model' | 'conversation_id' | 'previous_response_id' | 'created_at'>>(
+        `SELECT id, user_id, status, model, conversation_id, previous_response_id, created_at FROM responses
+         WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $3`,
+        params,
+      );
+      return rows.map((row): ResponseSummary => ({
+        id: row.id,
+        userId: row.user_id,
+        status: row.status,
+        model: row.model,
+        conversationId: row.conversation_id,
+        previousResponseId: row.previous_response_id,
+        createdAt: iso(row.created_at),
+      }));
     },
     async update(id, patch) {
       const params: SqlParam[] = [id, nowIso()];

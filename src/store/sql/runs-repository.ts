@@ -1,5 +1,5 @@
 import type { RunRepository } from '../port';
-import type { RunInput, RunPatch, RunRecord, RunStatus, RunTrigger, VisibleRun } from '../types';
+import type { Principal, RunInput, RunListItem, RunListQuery, RunPatch, RunRecord, RunStatus, RunTrigger, VisibleRun } from '../types';
 import { insertConversation } from './conversations-repository';
 import type { SqlDatabase, SqlExecutor, SqlParam } from './database';
 import { insertSteps } from './steps-repository';
@@ -77,6 +77,53 @@ const PATCH_COLUMNS: { [K in keyof Required<RunPatch>]: string } = {
 
 const RUN_STATUSES: readonly RunStatus[] = ['in_progress', 'success', 'failure', 'cancelled'];
 const VISIBLE_PERMISSIONS = agentPermissionsSql('a', { user: '$3', role: '$4', groups: '$5' });
+
+/**
+ * GET /v1/runs in one statement: the ids of the page, then their rows with the agent's name. An admin
+ * reads the organization's runs through runs_org_created (runs_org_status_created with a status,
+ * runs_agent_created with an agent). A member sees their own runs (runs_org_user_created) and every
+ * run of an agent granting them any permission, deleted or not (getVisible's rule): the union of one
+ * ordered, limited read of their own runs and one per granted agent, so a page never scans more than
+ * `limit` rows per source, however many runs the organization has.
+ */
+function listVisibleSql(principal: Principal, query: RunListQuery): { text: string; params: SqlParam[] } {
+  const params: SqlParam[] = [principal.orgId];
+  const add = (value: SqlParam): string => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const filters: string[] = [];
+  const agent = query.agentId !== null ? add(query.agentId) : null;
+  if (agent !== null) filters.push(`r.agent_id = ${agent}`);
+  if (query.status !== null) filters.push(`r.status = ${add(query.status)}`);
+  if (query.createdAfter !== null) filters.push(`r.created_at >= ${add(query.createdAfter)}::timestamptz`);
+  if (query.createdBefore !== null) filters.push(`r.created_at <= ${add(query.createdBefore)}::timestamptz`);
+  if (query.after !== null) filters.push(`(r.created_at, r.id) < (${add(query.after.createdAt)}::timestamptz, ${add(query.after.id)}::text)`);
+  const limit = add(query.limit);
+  const where = ['r.org_id = $1', ...filters].join(' AND ');
+  const order = 'ORDER BY r.created_at DESC, r.id DESC';
+  let ids: string;
+  if (principal.role === 'admin') {
+    ids = `SELECT r.id, r.created_at FROM runs r WHERE ${where} ${order} LIMIT ${limit}`;
+  } else {
+    const user = add(principal.userId);
+    const permissions = agentPermissionsSql('a', { user, role: add(principal.role), groups: add([...principal.groups]) });
+    const agentFilter = agent !== null ? ` AND a.id = ${agent}` : '';
+    ids = `WITH granted AS (SELECT a.id FROM agents a WHERE a.org_id = $1${agentFilter} AND cardinality(${permissions}) > 0)
+      SELECT u.id, u.created_at FROM (
+        (SELECT r.id, r.created_at FROM runs r WHERE ${where} AND r.user_id = ${user}::text ${order} LIMIT ${limit})
+        UNION
+        (SELECT x.id, x.created_at FROM granted g CROSS JOIN LATERAL (
+          SELECT r.id, r.created_at FROM runs r WHERE ${where} AND r.agent_id = g.id ${order} LIMIT ${limit}) x)
+      ) u ORDER BY u.created_at DESC, u.id DESC LIMIT ${limit}`;
+  }
+  const text = `WITH page AS (${ids})
+    SELECT r.*, (a.id IS NULL OR a.deleted_at IS NOT NULL) AS agent_deleted,
+      CASE WHEN a.deleted_at IS NULL THEN a.definition->>'name' END AS agent_name
+    FROM page p JOIN runs r ON r.id = p.id LEFT JOIN agents a ON a.id = r.agent_id
+    ORDER BY r.created_at DESC, r.id DESC`;
+  return { text, params };
+}
 
 async function insertRun(db: SqlExecutor, run: RunRecord): Promise<void> {
   await db.query(
@@ -156,6 +203,12 @@ export function sqlRuns(db: SqlDatabase): RunRepository {
       const pageRows = more ? rows.slice(0, query.limit) : rows;
       const last = pageRows[pageRows.length - 1];
       return { ids: pageRows.map((r) => r.id), next: more && last ? { createdAt: iso(last.created_at), id: last.id } : null };
+    },
+    async listVisible(principal, query) {
+      if (query.limit <= 0) return [];
+      const { text, params } = listVisibleSql(principal, query);
+      const rows = await db.query<RunRow & { agent_deleted: boolean; agent_name: string | null }>(text, params);
+      return rows.map((row): RunListItem => ({ ...toRun(row), agentDeleted: row.agent_deleted, agentName: row.agent_name }));
     },
     async latestCreatedAt(agentId) {
       const [row] = await db.query<{ created_at: Timestamp }>('SELECT created_at FROM runs WHERE agent_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1', [

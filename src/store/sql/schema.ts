@@ -363,6 +363,32 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
+    // The console's reads (issue 20). Keys gain an expiry, a model allow-list and budgets. The list
+    // operations read keyset pages newest first (or, for the audit trail, in either order) through an
+    // index whose leading columns are the filter and whose trailing ones are the order, so a page costs
+    // its own rows whatever the table holds: runs by organization, status or triggering user (by agent:
+    // runs_agent_created), stored responses by organization or user, audit records by user, key,
+    // operation, model (model calls only) and status class (errors only: 2xx pages read the
+    // organization's index, where nearly every row matches). Every audit index is paid per API call;
+    // the model and status ones are partial to keep that small.
+    version: 13,
+    name: 'console reads: key expiry, allow-list and budgets; list indexes',
+    statements: [
+      `ALTER TABLE api_keys ADD COLUMN expires_at timestamptz, ADD COLUMN models jsonb, ADD COLUMN budgets jsonb NOT NULL DEFAULT '[]'::jsonb`,
+      `CREATE INDEX api_keys_org_user ON api_keys (org_id, user_id, created_at, id)`,
+      `CREATE INDEX runs_org_created ON runs (org_id, created_at DESC, id DESC)`,
+      `CREATE INDEX runs_org_status_created ON runs (org_id, status, created_at DESC, id DESC)`,
+      `CREATE INDEX runs_org_user_created ON runs (org_id, user_id, created_at DESC, id DESC)`,
+      `CREATE INDEX responses_org_created ON responses (org_id, created_at DESC, id DESC) WHERE stored`,
+      `CREATE INDEX responses_org_user_created ON responses (org_id, user_id, created_at DESC, id DESC) WHERE stored`,
+      `CREATE INDEX audit_records_org_user_at ON audit_records (org_id, user_id, at, id)`,
+      `CREATE INDEX audit_records_org_key_at ON audit_records (org_id, key_id, at, id)`,
+      `CREATE INDEX audit_records_org_operation_at ON audit_records (org_id, operation_id, at, id)`,
+      `CREATE INDEX audit_records_org_model_at ON audit_records (org_id, model, at, id) WHERE model IS NOT NULL`,
+      `CREATE INDEX audit_records_org_error_at ON audit_records (org_id, (status / 100), at, id) WHERE status >= 400`,
+    ],
+  },
+  {
     // What a model call cost (models[].pricing) and how much of its prompt was read from a prompt cache,
     // beside its token counts: in the audit record carrying a call's own usage and in usage records.
     // NULL where unknown (records written before, models without pricing). GET /v1/usage and the

@@ -1,5 +1,5 @@
 // The Store port over SQL: one implementation for the embedded (PGlite) and postgres backends.
-import type { Store } from '../port';
+import type { PrunedConversation, Store } from '../port';
 import { sqlAgents } from './agents-repository';
 import { sqlAudit } from './audit-repository';
 import { sqlConsoleSessions } from './console-sessions-repository';
@@ -57,14 +57,14 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
     async prune(before) {
       return db.transaction(async (tx) => {
         // Finished runs only: an in-progress run belongs to a worker. A run's conversation goes with it.
-        const [runs] = await tx.query<{ n: number }>(
+        const runs = await tx.query<{ org_id: string | null; conversation_id: string | null }>(
           `WITH gone AS (DELETE FROM runs WHERE created_at < $1::timestamptz AND status <> 'in_progress' RETURNING id, conversation_id),
              verdicts AS (DELETE FROM step_verdicts WHERE run_id IN (SELECT id FROM gone)),
              conversations_gone AS (
-               DELETE FROM conversations WHERE id IN (SELECT conversation_id FROM gone) AND run_id IN (SELECT id FROM gone) RETURNING id
+               DELETE FROM conversations WHERE id IN (SELECT conversation_id FROM gone) AND run_id IN (SELECT id FROM gone) RETURNING id, org_id
              ),
              items AS (DELETE FROM conversation_items WHERE conversation_id IN (SELECT id FROM conversations_gone))
-           SELECT count(*)::int AS n FROM gone`,
+           SELECT c.org_id, c.id AS conversation_id FROM gone g LEFT JOIN conversations_gone c ON c.id = g.conversation_id`,
           [before],
         );
         // The BRIN indexes' newest block ranges are summarized by autovacuum on a server and never in the
@@ -76,23 +76,31 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
         await tx.query('DELETE FROM usage_records WHERE at < $1::timestamptz', [before]);
         for (const statement of PRUNE_DAY_TOTALS) await tx.query(statement, [before]);
         // Responses conversations past retention: nothing added since the cutoff, no turn in progress.
-        const [conversations] = await tx.query<{ n: number }>(
+        const idle = await tx.query<{ org_id: string; id: string }>(
           `WITH gone AS (
              DELETE FROM conversations c
              WHERE c.run_id IS NULL AND c.turn_response_id IS NULL AND c.created_at < $1::timestamptz
                AND NOT EXISTS (SELECT 1 FROM conversation_items i WHERE i.conversation_id = c.id AND i.created_at >= $1::timestamptz)
-             RETURNING c.id
+             RETURNING c.id, c.org_id
            ),
            items AS (DELETE FROM conversation_items WHERE conversation_id IN (SELECT id FROM gone))
-           SELECT count(*)::int AS n FROM gone`,
+           SELECT org_id, id FROM gone`,
           [before],
         );
-        // Tool state outlives nothing it belongs to: a live conversation keeps it however old it is.
+        const conversations: PrunedConversation[] = [
+          ...runs.flatMap((r) => (r.conversation_id !== null && r.org_id !== null ? [{ orgId: r.org_id, id: r.conversation_id }] : [])),
+          ...idle.map((c) => ({ orgId: c.org_id, id: c.id })),
+        ];
+        // The tool state of the conversations that went goes with them, however recently written; other
+        // tool state outlives nothing it belongs to: a live conversation keeps it however old it is.
+        if (conversations.length > 0) {
+          await tx.query('DELETE FROM tool_state WHERE conversation_id = ANY($1::text[])', [conversations.map((c) => c.id)]);
+        }
         await tx.query(
           `DELETE FROM tool_state t WHERE t.updated_at < $1::timestamptz AND NOT EXISTS (SELECT 1 FROM conversations c WHERE c.id = t.conversation_id)`,
           [before],
         );
-        return { runs: runs?.n ?? 0, conversations: conversations?.n ?? 0 };
+        return { runs: runs.length, conversations: idle.length, gone: conversations };
       });
     },
     close() {

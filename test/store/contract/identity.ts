@@ -65,6 +65,9 @@ export function identityContract(h: StoreHandle): void {
         createdAt: at(T0),
         lastUsedAt: null,
         revokedAt: null,
+        expiresAt: null,
+        models: null,
+        budgets: [],
       };
       const activeBefore = await h.store.keys.countActive();
       assert.equal(await h.store.keys.create(key), true);

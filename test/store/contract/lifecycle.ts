@@ -83,7 +83,16 @@ export function lifecycleContract(driver: TestStoreDriver): void {
         await s.conversations.append(active, [message]); // appended now: after the cutoff
         assert.equal(await s.conversations.claimTurn(busy, 'resp_busy', at(T0), at(T0 + 60_000)), true);
 
-        assert.deepEqual(await s.prune(cutoff), { runs: 1, conversations: 1 });
+        const pruned = await s.prune(cutoff);
+        assert.deepEqual({ runs: pruned.runs, conversations: pruned.conversations }, { runs: 1, conversations: 1 });
+        // The caller is told which conversations went (their workspaces and tool sessions go next).
+        assert.deepEqual(
+          [...pruned.gone].sort((a, b) => a.id.localeCompare(b.id)),
+          [
+            { orgId: org, id: oldRun.conversationId },
+            { orgId: org, id: idle },
+          ].sort((a, b) => a.id.localeCompare(b.id)),
+        );
         assert.equal(await s.conversations.get(idle), null);
         for (const id of [active, busy, fresh]) assert.ok(await s.conversations.get(id), id);
         assert.equal((await s.conversations.listItems(active, { order: 'asc', limit: 10 })).length, 1);
@@ -109,7 +118,7 @@ export function lifecycleContract(driver: TestStoreDriver): void {
           (await s.usage.totals(org, null)).map((u) => u.model),
           ['new'],
         );
-        assert.deepEqual(await s.prune(cutoff), { runs: 0, conversations: 0 });
+        assert.deepEqual(await s.prune(cutoff), { runs: 0, conversations: 0, gone: [] });
       } finally {
         await t.cleanup();
       }
@@ -135,6 +144,9 @@ export function lifecycleContract(driver: TestStoreDriver): void {
           createdAt: at(T0),
           lastUsedAt: null,
           revokedAt: null,
+          expiresAt: null,
+          models: null,
+          budgets: [],
         });
         await t.store.audit.insertMany([
           {

@@ -38,7 +38,7 @@ export function toolStateContract(h: StoreHandle, driver: TestStoreDriver): void
       assert.equal(await h.store.toolState.get('org-a', kept, 'egress.profile'), 'office');
     });
 
-    it('is pruned when not written since the cutoff and its conversation is gone; a live conversation keeps it', async () => {
+    it('is pruned with its conversation, or when not written since the cutoff and its conversation is gone; a live conversation keeps it', async () => {
       const t = await openTestStore(driver);
       try {
         const s = t.store;
@@ -51,7 +51,16 @@ export function toolStateContract(h: StoreHandle, driver: TestStoreDriver): void
         await s.toolState.set(org, stateless, 'egress.profile', 'office', at(T0));
         await s.toolState.set(org, recent, 'egress.profile', 'office', at(T0 + 20_000));
 
-        await s.prune(at(T0 + 10_000));
+        // A conversation retention deletes takes its tool state along, however recently written.
+        const idle = uid('conv');
+        await s.conversations.create({ id: idle, orgId: org, userId: 'u', runId: null, metadata: {}, createdAt: at(T0) });
+        await s.toolState.set(org, idle, 'egress.profile', 'office', at(T0 + 20_000));
+        await s.toolState.set(org, idle, 'browser', '{}', at(T0 + 20_000));
+
+        const pruned = await s.prune(at(T0 + 10_000));
+        assert.deepEqual(pruned.gone, [{ orgId: org, id: idle }]);
+        assert.equal(await s.toolState.get(org, idle, 'egress.profile'), null, 'its conversation went');
+        assert.equal(await s.toolState.get(org, idle, 'browser'), null, 'every key of it');
         assert.equal(await s.toolState.get(org, live, 'egress.profile'), 'office', 'its conversation is still there');
         assert.equal(await s.toolState.get(org, stateless, 'egress.profile'), null, 'old, and no conversation of that id');
         assert.equal(await s.toolState.get(org, recent, 'egress.profile'), 'office', 'written after the cutoff');

@@ -2,53 +2,36 @@
 // profile, downloads through it (a real HTTP proxy on 127.0.0.1 counts the requests), the choice holds
 // in the conversation's next response, and after svc_vpn_disconnect the download goes out directly.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { listenOnLoopback, type LoopbackServer } from '../../fixtures/upstreams/loopback-server';
-import { startRunUpstream, runUpstreamConfig, type RunUpstream } from '../../fixtures/upstreams/run-upstream';
-import { baseConfigDocument } from '../../helpers/config';
-import { startTestGateway, type TestGateway } from '../../helpers/gateway';
-import { jsonReply, post } from '../../responses/http-helpers';
+import { jsonReply } from '../../responses/http-helpers';
+import { messagesOf, organizationsWithTools, useToolGateway, type Json } from '../tool-gateway';
 import { startHttpProxy, type FakeProxy } from './proxies';
-
-type Json = Record<string, unknown>;
-type Message = { role: string; content?: unknown; tool_call_id?: string };
 
 const PROXY_PASSWORD = 'e2e-proxy-secret';
 
 describe('web tools through POST /v1/responses: svc_vpn_connect, svc_web_download, svc_vpn_disconnect', function () {
   this.timeout(60_000);
-  let upstream: RunUpstream;
   let site: LoopbackServer;
   let proxy: FakeProxy;
   /** Each download's path and whether it reached the site by the proxy's connection. */
   const arrivals: string[] = [];
-  let gw: TestGateway;
-  let workspaces: string;
-
-  before(async () => {
-    upstream = await startRunUpstream();
+  const bed = useToolGateway(async () => {
     site = await listenOnLoopback(async (req, res) => {
       arrivals.push(`${req.url ?? ''} ${proxy.carries(req.socket.remotePort) ? 'via proxy' : 'direct'}`);
       res.writeHead(200, { 'content-type': 'text/plain' }).end(`content of ${req.url ?? ''}`);
     });
     proxy = await startHttpProxy('agent', PROXY_PASSWORD);
-    workspaces = await mkdtemp(path.join(tmpdir(), 'agw-ws-'));
-    const organizations = (baseConfigDocument()['organizations'] as Json[]).map((org) =>
-      org['id'] === 'acme'
-        ? { ...org, tools: { egressProfiles: { office: { url: `http://agent:${PROXY_PASSWORD}@${proxy.hostPort}`, description: 'Office' } } } }
-        : org,
-    );
-    gw = await startTestGateway({
-      config: {
-        ...runUpstreamConfig(upstream),
-        organizations,
-        tools: { workspaceDir: workspaces, allowHosts: [new URL(site.origin).host] },
-        plugins: { auth: { enabled: true } },
-      },
-    });
-    // Each step follows from the last message: the user's request, or the result of the previous call.
+    const office = { url: `http://agent:${PROXY_PASSWORD}@${proxy.hostPort}`, description: 'Office' };
+    return {
+      tools: { allowHosts: [new URL(site.origin).host] },
+      config: { organizations: organizationsWithTools({ egressProfiles: { office } }), plugins: { auth: { enabled: true } } },
+      teardown: () => Promise.all([site?.close(), proxy?.close()]),
+    };
+  });
+  // Each step follows from the last message: the user's request, or the result of the previous call.
+  beforeEach(() => {
     const next: Record<string, { id: string; name: string; arguments: Json } | string> = {
       'connect and fetch': { id: 'call_connect', name: 'svc_vpn_connect', arguments: { profile: 'office' } },
       call_connect: { id: 'call_dl1', name: 'svc_web_download', arguments: { url: `${site.origin}/one.txt` } },
@@ -58,8 +41,8 @@ describe('web tools through POST /v1/responses: svc_vpn_connect, svc_web_downloa
       call_disc: { id: 'call_dl3', name: 'svc_web_download', arguments: { url: `${site.origin}/three.txt` } },
       call_dl3: 'fetched all',
     };
-    upstream.script((body) => {
-      const last = (body['messages'] as Message[]).at(-1)!;
+    bed.upstream.script((body) => {
+      const last = messagesOf(body).at(-1)!;
       const key = last.role === 'tool' ? String(last.tool_call_id) : typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
       const step = Object.entries(next).find(([k]) => key === k || key.includes(k))?.[1];
       if (step === undefined) return { reply: `unexpected: ${key}` };
@@ -68,16 +51,10 @@ describe('web tools through POST /v1/responses: svc_vpn_connect, svc_web_downloa
     });
   });
 
-  after(async () => {
-    await gw?.close();
-    await Promise.all([upstream?.close(), site?.close(), proxy?.close()]);
-    await rm(workspaces, { recursive: true, force: true });
-  });
-
   const tools = [{ type: 'svc_vpn_connect' }, { type: 'svc_vpn_disconnect' }, { type: 'svc_web_download' }];
 
   it("goes out through the conversation's profile, across its responses, until it disconnects", async () => {
-    const first = await jsonReply(await post(`${gw.url}/v1/responses`, { model: 'fake', input: 'connect and fetch', store: true, tools }, gw.auth('admin')));
+    const first = await jsonReply(await bed.respond({ input: 'connect and fetch', store: true, tools }));
     assert.equal(first.status, 200, first.text);
     const firstOutput = first.body['output'] as Json[];
     assert.deepEqual(
@@ -92,13 +69,7 @@ describe('web tools through POST /v1/responses: svc_vpn_connect, svc_web_downloa
     assert.match(String(firstOutput[1]!['output']), /^Saved downloads\/one\.txt \(\d+ bytes, text\/plain\)/);
     assert.deepEqual(arrivals, ['/one.txt via proxy']);
 
-    const second = await jsonReply(
-      await post(
-        `${gw.url}/v1/responses`,
-        { model: 'fake', input: 'fetch again, then go direct', previous_response_id: first.body['id'], store: true, tools },
-        gw.auth('admin'),
-      ),
-    );
+    const second = await jsonReply(await bed.respond({ input: 'fetch again, then go direct', previous_response_id: first.body['id'], store: true, tools }));
     assert.equal(second.status, 200, second.text);
     const secondOutput = second.body['output'] as Json[];
     assert.deepEqual(
@@ -115,6 +86,6 @@ describe('web tools through POST /v1/responses: svc_vpn_connect, svc_web_downloa
     assert.ok(!JSON.stringify([first.body, second.body]).includes(PROXY_PASSWORD), 'the proxy URL is in no output');
     const conversation = (first.body['conversation'] as Json | null)?.['id'];
     assert.equal(typeof conversation, 'string', JSON.stringify(first.body['conversation']));
-    assert.equal(await readFile(path.join(workspaces, 'acme', String(conversation), 'downloads', 'three.txt'), 'utf8'), 'content of /three.txt');
+    assert.equal(await readFile(path.join(bed.workspaceOf(String(conversation)), 'downloads', 'three.txt'), 'utf8'), 'content of /three.txt');
   });
 });

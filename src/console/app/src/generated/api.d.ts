@@ -293,6 +293,103 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is calling
+         * @description Extension. The caller's user, organization and, when the call was made with a key (not with auth
+         *     switched off), the key's id, name, display prefix and expiry.
+         */
+        get: operations["getMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the runs the caller may read
+         * @description Extension. Newest first by creation time (ties by id), keyset-paginated: pass `nextCursor` back
+         *     as `after`, with the same filters. The visibility of `GET /v1/runs/{runId}`: an organization
+         *     admin sees the organization's runs; a member their own runs and the runs of agents shared with
+         *     them (a run of an agent they cannot see, triggered by someone else, never appears). An agent
+         *     id the caller cannot see gives only their own runs of it (often none), not an error.
+         */
+        get: operations["listRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description Extension. `scope=mine` (default): the caller's own keys. `scope=organization`: every key of the
+         *     organization (admins only, else 403). Keys from the configuration file show with source
+         *     `config`. The key itself is never shown again after its creation, only its prefix.
+         */
+        get: operations["listKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description Extension. Creates a key for the caller (an admin may name another user of the organization in
+         *     `userId`; a member may not: 403). The answer is the only time the key is shown; the gateway keeps
+         *     its SHA-256 digest. A key never has more rights than its user: it acts as that user, `models`
+         *     must be models of the organization (400 naming the first that is not), and an expired or revoked
+         *     key is refused (401).
+         */
+        post: operations["createKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description Extension. Revokes the key at once (in this process at once, in every other within about two
+         *     revocation polls). A member revokes only their own keys (another's is 404); an organization
+         *     admin any key of the organization. Revoking a revoked key is 404.
+         */
+        delete: operations["revokeKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents/list": {
         parameters: {
             query?: never;
@@ -596,7 +693,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List stored responses
+         * @description Extension. Stored (`store: true`), unexpired responses, newest first, keyset-paginated (pass
+         *     `nextCursor` back as `after`): the caller's own; an organization admin's, the organization's.
+         *     Read one with `GET /v1/responses/{response_id}` (`stream=true` replays it) and its input with
+         *     `/input_items`.
+         */
+        get: operations["listResponses"];
         put?: never;
         /**
          * Create a response
@@ -818,8 +922,8 @@ export interface paths {
         };
         /**
          * List the organization's audit records
-         * @description Extension, organization admins only. Records are listed oldest first; pass `nextCursor` back
-         *     as `after` for the next page.
+         * @description Extension, organization admins only. Records are listed oldest first (`order=desc`: newest
+         *     first); pass `nextCursor` back as `after` for the next page, with the same filters and order.
          */
         get: operations["listAuditRecords"];
         put?: never;
@@ -869,6 +973,28 @@ export interface paths {
          *     (UTC day or month), the ratio and when it resets. Empty when the budgets plugin is off.
          */
         get: operations["getUsageBudgets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/dlp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the organization's DLP policy
+         * @description Extension, organization admins only (403 otherwise). The organization's data-loss-prevention
+         *     policy as configured (`organizations[].dlp`), read-only: whether there is one, whether it is in
+         *     force (the policy enabled and the `dlp` plugin on), its detectors and custom patterns.
+         */
+        get: operations["getDlpPolicy"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2956,6 +3082,122 @@ export interface components {
             /** @description Pass as `after` for the next page; `null` on the last page. */
             nextCursor: string | null;
         };
+        Me: {
+            user: {
+                id: string;
+                name: string;
+                /** @enum {string} */
+                role: "admin" | "member";
+            };
+            organization: {
+                id: string;
+                name: string;
+            };
+            /** @description The key of this call; `null` when authentication is off. */
+            key: {
+                id: string;
+                name: string;
+                prefix: string;
+                /** Format: date-time */
+                expiresAt: string | null;
+            } | null;
+        };
+        Budget: {
+            /**
+             * @description `cost` in USD.
+             * @enum {string}
+             */
+            metric: "tokens" | "cost";
+            /** @enum {string} */
+            period: "day" | "month";
+            limit: number;
+        };
+        ApiKey: {
+            id: string;
+            name: string;
+            /** @description The first characters of the key, to recognise it; never enough to use it. */
+            prefix: string;
+            userId: string;
+            /**
+             * @description Where the key came from (the configuration file, the CLI, the first start, this API).
+             * @enum {string}
+             */
+            source: "config" | "cli" | "bootstrap" | "api";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            expiresAt: string | null;
+            /**
+             * Format: date-time
+             * @description Recorded within a few seconds of use.
+             */
+            lastUsedAt: string | null;
+            /** Format: date-time */
+            revokedAt: string | null;
+            /** @description The models the key may call; `null` for all of the organization's. */
+            models: string[] | null;
+            budgets: components["schemas"]["Budget"][];
+        };
+        ApiKeyList: {
+            items: components["schemas"]["ApiKey"][];
+            /** @description Always `null` (one page). */
+            nextCursor: null;
+        };
+        ApiKeyCreateRequest: {
+            name: string;
+            /**
+             * Format: date-time
+             * @description In the future. Absent, the key does not expire.
+             */
+            expiresAt?: string;
+            /** @description Models of the organization the key may call. Absent, all of the organization's. */
+            models?: string[];
+            budgets?: components["schemas"]["Budget"][];
+            /** @description Admins only; a user of the organization. Absent, the caller. */
+            userId?: string;
+        };
+        CreatedApiKey: components["schemas"]["ApiKey"] & {
+            /** @description The key (`agw_...`): shown this once, never again. */
+            key: string;
+        };
+        RunListItem: components["schemas"]["Run"] & {
+            /** @description The agent's name; `null` when the agent has been soft-deleted. */
+            agentName: string | null;
+            /** @description The id of the user who triggered the run; `null` for schedule and webhook triggers. */
+            triggeredBy: string | null;
+        };
+        RunList: {
+            items: components["schemas"]["RunListItem"][];
+            /** @description Pass as `after` for the next page; `null` on the last page. */
+            nextCursor: string | null;
+        };
+        StoredResponseSummary: {
+            id: string;
+            /** Format: date-time */
+            createdAt: string;
+            model: string;
+            status: components["schemas"]["ResponseStatus"];
+            conversationId: string | null;
+            previousResponseId: string | null;
+            userId: string | null;
+        };
+        StoredResponseList: {
+            items: components["schemas"]["StoredResponseSummary"][];
+            /** @description Pass as `after` for the next page; `null` on the last page. */
+            nextCursor: string | null;
+        };
+        DlpPolicy: {
+            /** @description The organization has a `dlp` block. */
+            configured: boolean;
+            /** @description The policy is in force (enabled, and the `dlp` plugin on). */
+            enabled: boolean;
+            detectors: ("email" | "credit_card" | "us_ssn" | "iban" | "phone" | "secret_key")[];
+            custom: {
+                name: string;
+                /** @description RE2 syntax. */
+                pattern: string;
+            }[];
+        };
         /** @description Scalar values describing the document, returned with its search results. */
         DocumentMetadata: {
             [key: string]: string | number | boolean | null;
@@ -3499,6 +3741,8 @@ export interface components {
     parameters: {
         /** @description The file's id (`file-…`). */
         FileId: string;
+        /** @description The key's id (`key_...`). */
+        KeyId: string;
         /** @description The agent's id (UUID). */
         AgentId: string;
         /** @description The run's id (UUID). */
@@ -3881,6 +4125,169 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["OpenAIRateLimited"];
             500: components["responses"]["OpenAIServerError"];
+        };
+    };
+    getMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["FlatRateLimited"];
+            500: components["responses"]["FlatServerError"];
+        };
+    };
+    listRuns: {
+        parameters: {
+            query?: {
+                /** @description Only runs of this agent. */
+                agentId?: string;
+                /** @description Only runs with this status. */
+                status?: components["schemas"]["RunStatus"];
+                /** @description Only runs created at or after this time (ISO-8601 date-time with offset). */
+                createdAfter?: string;
+                /** @description Only runs created at or before this time (ISO-8601 date-time with offset). */
+                createdBefore?: string;
+                /** @description Maximum runs to return (1 to 100). */
+                limit?: number;
+                /** @description Opaque cursor; the `nextCursor` of the previous page. */
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of runs. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunList"];
+                };
+            };
+            400: components["responses"]["FlatBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["FlatRateLimited"];
+            500: components["responses"]["FlatServerError"];
+        };
+    };
+    listKeys: {
+        parameters: {
+            query?: {
+                /** @description Whose keys. */
+                scope?: "mine" | "organization";
+                /** @description Also list revoked keys. */
+                includeRevoked?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys, oldest first (`nextCursor` is always null). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            400: components["responses"]["FlatBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["FlatForbidden"];
+            429: components["responses"]["FlatRateLimited"];
+            500: components["responses"]["FlatServerError"];
+        };
+    };
+    createKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "ci",
+                 *       "expiresAt": "2030-01-01T00:00:00Z",
+                 *       "models": [
+                 *         "demo"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiKeyCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The key, shown this once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            400: components["responses"]["FlatBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["FlatForbidden"];
+            413: components["responses"]["FlatPayloadTooLarge"];
+            415: components["responses"]["FlatUnsupportedMediaType"];
+            429: components["responses"]["FlatRateLimited"];
+            500: components["responses"]["FlatServerError"];
+        };
+    };
+    revokeKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key's id (`key_...`). */
+                keyId: components["parameters"]["KeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked key. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["FlatBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["FlatNotFound"];
+            429: components["responses"]["FlatRateLimited"];
+            500: components["responses"]["FlatServerError"];
         };
     };
     listAgents: {
@@ -4406,6 +4813,36 @@ export interface operations {
             504: components["responses"]["AnthropicUpstreamTimeout"];
         };
     };
+    listResponses: {
+        parameters: {
+            query?: {
+                /** @description Maximum responses to return (1 to 100). */
+                limit?: number;
+                /** @description Opaque cursor; the `nextCursor` of the previous page. */
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of stored responses. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoredResponseList"];
+                };
+            };
+            400: components["responses"]["FlatBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["FlatRateLimited"];
+            500: components["responses"]["FlatServerError"];
+        };
+    };
     createResponse: {
         parameters: {
             query?: never;
@@ -4713,6 +5150,20 @@ export interface operations {
             query?: {
                 /** @description Only records at or after this time (ISO-8601). */
                 since?: string;
+                /** @description Only records at or before this time (ISO-8601). */
+                until?: string;
+                /** @description Only records of this user. */
+                userId?: string;
+                /** @description Only records of calls made with this key (its id). */
+                keyId?: string;
+                /** @description Only model calls to this model id. */
+                model?: string;
+                /** @description Only records of this operation (its operationId, e.g. `createChatCompletion`). */
+                operationId?: string;
+                /** @description Only records with this HTTP status (`404`) or status class (`4xx`). */
+                status?: string;
+                /** @description By time (ties by id); `asc` (default) oldest first, `desc` newest first. */
+                order?: "asc" | "desc";
                 /** @description Maximum records to return (1 to 1000). */
                 limit?: number;
                 /** @description Opaque cursor; the `nextCursor` of the previous page. */
@@ -4800,6 +5251,31 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["FlatRateLimited"];
+            500: components["responses"]["FlatServerError"];
+        };
+    };
+    getDlpPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DlpPolicy"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["FlatForbidden"];
             429: components["responses"]["FlatRateLimited"];
             500: components["responses"]["FlatServerError"];
         };

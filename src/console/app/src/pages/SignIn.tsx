@@ -2,9 +2,26 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { api, storeToken } from '../api';
 
 /** Sign-in with an API key (kept in session storage), or with SSO when the gateway has OIDC configured. */
+/** What the gateway's OIDC callback reports in `?signInError=` (its codes, see /console/auth/oidc/callback). */
+const SIGN_IN_ERRORS: Record<string, string> = {
+  unknown_user: 'Your identity provider signed you in, but no user of this gateway is mapped to that account.',
+  invalid_state: 'The sign-in took too long or was started in another tab; please try again.',
+  provider_error: 'The identity provider refused the sign-in.',
+  provider_unavailable: 'The identity provider could not be reached; please try again later.',
+  sign_in_failed: 'The sign-in could not be completed; please try again.',
+};
+
+/** The callback's error, read once and removed from the address bar so a reload does not show it again. */
+function signInErrorOnReturn(): string | null {
+  const code = new URLSearchParams(window.location.search).get('signInError');
+  if (code === null) return null;
+  window.history.replaceState(null, '', window.location.pathname);
+  return SIGN_IN_ERRORS[code] ?? SIGN_IN_ERRORS['sign_in_failed']!;
+}
+
 export function SignIn({ onSignedIn }: { onSignedIn: () => Promise<boolean> }) {
   const [key, setKey] = useState('');
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(signInErrorOnReturn);
   const [busy, setBusy] = useState(false);
   const [oidc, setOidc] = useState(false);
 
