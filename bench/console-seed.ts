@@ -11,6 +11,7 @@ import { parseConfig } from '../src/config/load';
 import { createLogger } from '../src/log/logger';
 import { syncConfiguredState } from '../src/startup';
 import { createStore } from '../src/store/index';
+import { BACKFILL_USAGE_DAY_TOTALS } from '../src/store/sql/usage-repository';
 
 export interface SeedScale {
   runs: number;
@@ -266,6 +267,13 @@ function statements(scale: SeedScale, now: string): Statement[] {
        FROM runs r JOIN agents a ON a.id = r.agent_id CROSS JOIN generate_series(1, ${USAGE_PER_RUN}) AS c
        WHERE r.status <> 'in_progress'
        ORDER BY 1`,
+      [],
+    ],
+    [
+      'usage totals per UTC day',
+      // The store's migration filled the day totals of an empty database; the rows above were written
+      // around the store's write path, so they are summed here as the migration sums earlier records.
+      BACKFILL_USAGE_DAY_TOTALS,
       [],
     ],
     [

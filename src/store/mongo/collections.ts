@@ -217,6 +217,25 @@ export interface UsageDoc {
   cost?: number;
 }
 
+/**
+ * Usage summed per organization, UTC day, model, user and key (the SQL stores' usage_day_totals): `_id`
+ * is the JSON text of [orgId, day, model, userId, keyId]; the fields repeat it for queries.
+ */
+export interface UsageDayTotalDoc {
+  _id: string;
+  orgId: string;
+  /** YYYY-MM-DD, UTC. */
+  day: string;
+  model: string;
+  userId: string | null;
+  keyId: string | null;
+  requests: number;
+  promptTokens: number;
+  cachedPromptTokens: number;
+  completionTokens: number;
+  cost: number;
+}
+
 export interface SettingDoc {
   _id: string;
   value: string;
@@ -305,6 +324,7 @@ export interface Collections {
   responseEvents: Collection<ResponseEventDoc>;
   audit: Collection<AuditDoc>;
   usage: Collection<UsageDoc>;
+  usageDays: Collection<UsageDayTotalDoc>;
   settings: Collection<SettingDoc>;
   toolState: Collection<ToolStateDoc>;
   files: Collection<StoredFileDoc>;
@@ -331,6 +351,7 @@ export function collectionsOf(db: Db): Collections {
     responseEvents: db.collection<ResponseEventDoc>('response_events'),
     audit: db.collection<AuditDoc>('audit_records'),
     usage: db.collection<UsageDoc>('usage_records'),
+    usageDays: db.collection<UsageDayTotalDoc>('usage_day_totals'),
     settings: db.collection<SettingDoc>('settings'),
     toolState: db.collection<ToolStateDoc>('tool_state'),
     files: db.collection<StoredFileDoc>('files'),

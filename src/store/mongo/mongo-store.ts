@@ -11,12 +11,12 @@ import { mongoConversations } from './conversations-repository';
 import { mongoFiles } from './files-repository';
 import { composedTurns } from '../composed-turns';
 import { mongoGroups, mongoKeys, mongoOrganizations, mongoSettings, mongoUsers } from './identity-repositories';
-import { mongoAudit, mongoResponses, mongoSteps, mongoUsage } from './records-repositories';
+import { addDayTotalsOf, mongoAudit, mongoResponses, mongoSteps, mongoUsage } from './records-repositories';
 import { mongoRuns } from './runs-repository';
 import { mongoToolState, pruneToolState } from './tool-state-repository';
 
 /** Bumped when the index set below changes; recorded in schema_migrations like the SQL stores. */
-const SCHEMA_VERSION = 8;
+const SCHEMA_VERSION = 9;
 const SCHEMA_NAMES: Record<number, string> = {
   1: 'initial indexes',
   2: 'response leases and expiry index',
@@ -26,6 +26,7 @@ const SCHEMA_NAMES: Record<number, string> = {
   6: 'console reads: list indexes',
   7: 'usage grouped per user and key',
   8: 'console sessions',
+  9: 'usage totals per UTC day',
 };
 /** Documents deleted per prune round trip. */
 const PRUNE_BATCH = 1000;
@@ -80,6 +81,9 @@ async function createIndexes(c: Collections): Promise<void> {
     // GET /v1/usage of one member (members see only their own) and user budgets counted by the store.
     c.usage.createIndex({ orgId: 1, userId: 1, at: 1 }),
     c.usage.createIndex({ at: 1 }),
+    // The usage day totals (see the SQL schema's migration 17) of an organization's days, and a member's.
+    c.usageDays.createIndex({ orgId: 1, day: 1 }),
+    c.usageDays.createIndex({ orgId: 1, userId: 1, day: 1 }),
     // A conversation's tool state is forgotten by conversation; the retention prune reads updatedAt.
     c.toolState.createIndex({ conversationId: 1 }),
     c.toolState.createIndex({ updatedAt: 1 }),
@@ -98,6 +102,12 @@ async function createIndexes(c: Collections): Promise<void> {
   ]);
   // Read by nothing since responses expire by expiresAt (absent on a new database: nothing to drop).
   await c.responses.dropIndex('createdAt_1').catch(() => undefined);
+  // Version 9: the day totals filled from the usage records written before (once: a database that has
+  // recorded it keeps them with every write). Two processes starting at once on such a database would
+  // both fill them; MongoDB has no lock the SQL stores' advisory lock could be.
+  if ((await c.migrations.countDocuments({ _id: 9 })) === 0 && (await c.usageDays.estimatedDocumentCount()) === 0) {
+    await addDayTotalsOf(c, null, null);
+  }
   await c.migrations
     .updateOne({ _id: SCHEMA_VERSION }, { $setOnInsert: { name: SCHEMA_NAMES[SCHEMA_VERSION] ?? '', appliedAt: new Date() } }, { upsert: true })
     .catch((err: unknown) => {
@@ -209,6 +219,11 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
       const runs = await pruneRuns(c, cutoff, gone);
       await c.audit.deleteMany({ at: { $lt: cutoff } });
       await c.usage.deleteMany({ at: { $lt: cutoff } });
+      // The day totals of the days before the cutoff's go; the cutoff's own day is summed again from the
+      // records left of it.
+      const cutoffDay = cutoff.toISOString().slice(0, 10);
+      await c.usageDays.deleteMany({ day: { $lte: cutoffDay } });
+      await addDayTotalsOf(c, cutoff, new Date(Date.parse(cutoffDay) + 86_400_000));
       const conversations = await pruneIdleConversations(c, cutoff, gone);
       await pruneToolState(c, cutoff);
       return { runs, conversations, gone };

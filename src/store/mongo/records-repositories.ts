@@ -11,7 +11,17 @@ import {
   type UsageQuery,
   type UsageRecord,
 } from '../types';
-import { date, dateOrNull, insertManyIgnoringDuplicates, isoOrNull, type AuditDoc, type Collections, type ResponseDoc, type StepDoc } from './collections';
+import {
+  date,
+  dateOrNull,
+  insertManyIgnoringDuplicates,
+  isoOrNull,
+  type AuditDoc,
+  type Collections,
+  type ResponseDoc,
+  type StepDoc,
+  type UsageDayTotalDoc,
+} from './collections';
 
 function toResponse(doc: ResponseDoc): ResponseRecord {
   return {
@@ -328,16 +338,150 @@ async function insertUsageDocs(c: Collections, records: readonly UsageRecord[]):
       ...(typeof r.cost === 'number' ? { cost: r.cost } : {}),
     })),
   );
+  // No multi-document transactions here: the day totals follow the records they sum, one write per
+  // (organization, day, model, user, key) of the batch. A process dying between the two leaves the
+  // totals short of that batch.
+  await addDayTotals(c, sumDays(records.map((r) => ({ ...r, at: date(r.at) }))));
 }
 
-/** Each group's value in the aggregation's group key (buckets in UTC). */
+interface Call {
+  at: Date;
+  orgId: string;
+  userId: string | null;
+  keyId: string | null;
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  cachedPromptTokens?: number | undefined;
+  cost?: number | null | undefined;
+}
+
+const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
+
+/** Calls summed per organization, UTC day, model, user and key. */
+export function sumDays(calls: readonly Call[]): UsageDayTotalDoc[] {
+  const groups = new Map<string, UsageDayTotalDoc>();
+  for (const r of calls) {
+    const day = utcDay(r.at);
+    const id = JSON.stringify([r.orgId, day, r.model, r.userId, r.keyId]);
+    let group = groups.get(id);
+    if (!group) {
+      group = {
+        _id: id,
+        orgId: r.orgId,
+        day,
+        model: r.model,
+        userId: r.userId,
+        keyId: r.keyId,
+        requests: 0,
+        promptTokens: 0,
+        cachedPromptTokens: 0,
+        completionTokens: 0,
+        cost: 0,
+      };
+      groups.set(id, group);
+    }
+    group.requests += 1;
+    group.promptTokens += r.promptTokens;
+    group.cachedPromptTokens += r.cachedPromptTokens ?? 0;
+    group.completionTokens += r.completionTokens;
+    group.cost += typeof r.cost === 'number' ? r.cost : 0;
+  }
+  return [...groups.values()];
+}
+
+/** Adds summed calls to the day totals: one upsert with $inc per group. */
+export async function addDayTotals(c: Collections, groups: readonly UsageDayTotalDoc[]): Promise<void> {
+  if (groups.length === 0) return;
+  await c.usageDays.bulkWrite(
+    groups.map(({ _id, orgId, day, model, userId, keyId, requests, promptTokens, cachedPromptTokens, completionTokens, cost }) => ({
+      updateOne: {
+        filter: { _id },
+        update: { $setOnInsert: { orgId, day, model, userId, keyId }, $inc: { requests, promptTokens, cachedPromptTokens, completionTokens, cost } },
+        upsert: true,
+      },
+    })),
+    { ordered: false },
+  );
+}
+
+/** Sums the usage records of [from, to) per day into the day totals (the schema version's backfill, the prune's cutoff day). */
+export async function addDayTotalsOf(c: Collections, from: Date | null, to: Date | null): Promise<void> {
+  const at: Document = {};
+  if (from) at['$gte'] = from;
+  if (to) at['$lt'] = to;
+  const cursor = c.usage.find(from || to ? { at } : {}, {
+    projection: { _id: 0, at: 1, orgId: 1, userId: 1, keyId: 1, model: 1, promptTokens: 1, completionTokens: 1, cachedPromptTokens: 1, cost: 1 },
+  });
+  let batch: Call[] = [];
+  for await (const doc of cursor) {
+    batch.push(doc);
+    if (batch.length >= 10_000) {
+      await addDayTotals(c, sumDays(batch));
+      batch = [];
+    }
+  }
+  await addDayTotals(c, sumDays(batch));
+}
+
+/** Each group's value in the aggregation's group key (days are UTC; see CALL_FIELDS). */
 const GROUP_KEYS: Record<UsageGroup, unknown> = {
-  day: { $dateToString: { format: '%Y-%m-%d', date: '$at', timezone: 'UTC' } },
-  month: { $dateToString: { format: '%Y-%m', date: '$at', timezone: 'UTC' } },
+  day: '$day',
+  month: { $substrBytes: ['$day', 0, 7] },
   model: '$model',
   user: '$userId',
   key: '$keyId',
 };
+
+/** A raw usage record as a call of the day totals' shape. */
+const CALL_FIELDS: Document = {
+  _id: 0,
+  day: { $dateToString: { format: '%Y-%m-%d', date: '$at', timezone: 'UTC' } },
+  model: 1,
+  userId: 1,
+  keyId: 1,
+  requests: { $literal: 1 },
+  promptTokens: { $ifNull: ['$promptTokens', 0] },
+  cachedPromptTokens: { $ifNull: ['$cachedPromptTokens', 0] },
+  completionTokens: { $ifNull: ['$completionTokens', 0] },
+  cost: { $ifNull: ['$cost', 0] },
+};
+const TOTAL_FIELDS: Document = {
+  _id: 0,
+  day: 1,
+  model: 1,
+  userId: 1,
+  keyId: 1,
+  requests: 1,
+  promptTokens: 1,
+  cachedPromptTokens: 1,
+  completionTokens: 1,
+  cost: 1,
+};
+
+const DAY_MS = 86_400_000;
+
+/**
+ * A pipeline's source of calls: the whole UTC days of [since, until) from the day totals, the partial
+ * days around them from the raw records (all of it raw when the window holds no whole day). Run on
+ * the collection `collection` names.
+ */
+function callsOf(c: Collections, filter: Document, since: Date, until: Date | null): { collection: 'usage' | 'usageDays'; stages: Document[] } {
+  const from = Math.ceil(since.getTime() / DAY_MS) * DAY_MS;
+  const to = until === null ? Infinity : Math.floor(until.getTime() / DAY_MS) * DAY_MS;
+  const raw = (lo: Date, hi: Date | null): Document[] => [{ $match: { ...filter, at: hi ? { $gte: lo, $lt: hi } : { $gte: lo } } }, { $project: CALL_FIELDS }];
+  if (!(from < to)) return { collection: 'usage', stages: raw(since, until) };
+  const day: Document = { $gte: utcDay(new Date(from)) };
+  if (to !== Infinity) day['$lt'] = utcDay(new Date(to));
+  const stages: Document[] = [
+    { $match: { ...filter, day } },
+    { $project: TOTAL_FIELDS },
+    { $unionWith: { coll: c.usage.collectionName, pipeline: raw(since, new Date(from)) } },
+  ];
+  if (to !== Infinity) stages.push({ $unionWith: { coll: c.usage.collectionName, pipeline: raw(new Date(to), until) } });
+  return { collection: 'usageDays', stages };
+}
+
 const GROUP_FIELDS: Record<UsageGroup, 'day' | 'month' | 'model' | 'userId' | 'keyId'> = {
   day: 'day',
   month: 'month',
@@ -346,8 +490,8 @@ const GROUP_FIELDS: Record<UsageGroup, 'day' | 'month' | 'model' | 'userId' | 'k
   key: 'keyId',
 };
 
-const sumOf = (field: string): Document => ({ $sum: { $ifNull: [`$${field}`, 0] } });
-const tokensOf = { $add: [{ $ifNull: ['$promptTokens', 0] }, { $ifNull: ['$completionTokens', 0] }] };
+const sumOf = (field: string): Document => ({ $sum: `$${field}` });
+const tokensOf = { $add: ['$promptTokens', '$completionTokens'] };
 const sumWhen = (condition: Document, value: unknown): Document => ({ $sum: { $cond: [condition, value, 0] } });
 
 export function mongoUsage(c: Collections): UsageRepository {
@@ -365,18 +509,19 @@ export function mongoUsage(c: Collections): UsageRepository {
       return rows.map((r) => ({ model: r._id, requests: r.requests, promptTokens: r.promptTokens, completionTokens: r.completionTokens }));
     },
     async query(query: UsageQuery) {
-      const match: Document = { orgId: query.orgId, at: { $gte: date(query.since), $lt: date(query.until) } };
-      if (query.userId !== undefined) match['userId'] = query.userId;
-      if (query.keyId !== undefined) match['keyId'] = query.keyId;
-      if (query.model !== undefined) match['model'] = query.model;
+      const filter: Document = { orgId: query.orgId };
+      if (query.userId !== undefined) filter['userId'] = query.userId;
+      if (query.keyId !== undefined) filter['keyId'] = query.keyId;
+      if (query.model !== undefined) filter['model'] = query.model;
+      const calls = callsOf(c, filter, date(query.since), date(query.until));
       const key = Object.fromEntries(query.groupBy.map((g) => [GROUP_FIELDS[g], GROUP_KEYS[g]]));
       const sort = Object.fromEntries(query.groupBy.map((g) => [`_id.${GROUP_FIELDS[g]}`, 1 as const]));
       const pipeline: Document[] = [
-        { $match: match },
+        ...calls.stages,
         {
           $group: {
             _id: key,
-            requests: { $sum: 1 },
+            requests: sumOf('requests'),
             promptTokens: sumOf('promptTokens'),
             cachedPromptTokens: sumOf('cachedPromptTokens'),
             completionTokens: sumOf('completionTokens'),
@@ -386,7 +531,7 @@ export function mongoUsage(c: Collections): UsageRepository {
       ];
       if (query.groupBy.length > 0) pipeline.push({ $sort: sort });
       pipeline.push({ $limit: query.limit });
-      const rows = await c.usage.aggregate<Document>(pipeline).toArray();
+      const rows = await (calls.collection === 'usage' ? c.usage : c.usageDays).aggregate<Document>(pipeline).toArray();
       return rows.map((row) => {
         const out: UsageGroupRow = {
           requests: Number(row['requests']),
@@ -406,18 +551,20 @@ export function mongoUsage(c: Collections): UsageRepository {
       });
     },
     async spent(orgId, userId, keyId, since) {
-      const [row] = await c.usage
+      // Budget periods start at a UTC midnight: all from the day totals (callsOf reads raw records otherwise).
+      const calls = callsOf(c, { orgId }, date(since), null);
+      const [row] = await (calls.collection === 'usage' ? c.usage : c.usageDays)
         .aggregate<Record<'orgTokens' | 'orgCost' | 'userTokens' | 'userCost' | 'keyTokens' | 'keyCost', number>>([
-          { $match: { orgId, at: { $gte: date(since) } } },
+          ...calls.stages,
           {
             $group: {
               _id: null,
               orgTokens: { $sum: tokensOf },
               orgCost: sumOf('cost'),
               userTokens: sumWhen({ $eq: ['$userId', userId] }, tokensOf),
-              userCost: sumWhen({ $eq: ['$userId', userId] }, { $ifNull: ['$cost', 0] }),
+              userCost: sumWhen({ $eq: ['$userId', userId] }, '$cost'),
               keyTokens: sumWhen({ $eq: ['$keyId', keyId] }, tokensOf),
-              keyCost: sumWhen({ $eq: ['$keyId', keyId] }, { $ifNull: ['$cost', 0] }),
+              keyCost: sumWhen({ $eq: ['$keyId', keyId] }, '$cost'),
             },
           },
         ])

@@ -1,7 +1,16 @@
 import type { AuditRepository } from '../port';
 import type { AuditQuery, AuditRecord } from '../types';
 import { insertFromJson, JsonBytes, type JsonCopyColumn, type SqlExecutor, type SqlParam } from './database';
-import { insertUsage, insertUsageStatement, INSERT_USAGE, USAGE_BATCH, USAGE_COLUMNS } from './usage-repository';
+import {
+  addDayTotals,
+  ADD_DAY_TOTALS_JSON,
+  CALL_COLUMNS,
+  insertUsage,
+  insertUsageStatement,
+  INSERT_USAGE,
+  USAGE_BATCH,
+  USAGE_COLUMNS,
+} from './usage-repository';
 import { iso, type Timestamp } from './rows';
 
 interface AuditRow {
@@ -89,14 +98,25 @@ const AUDIT_COLUMNS: readonly JsonCopyColumn[] = [
 
 /**
  * A batch written twice (a retried flush) adds no audit record twice: a record's (org_id, at, id) is
- * unique, with or without an organization (schema.ts, migration 3).
+ * unique, with or without an organization (schema.ts, migration 3). Only the records inserted count in
+ * the day totals (RETURNING leaves out those skipped), and only those carrying a call's own usage.
  */
-const INSERT_AUDIT = insertFromJson('audit_records', AUDIT_COLUMNS, 1, 'ON CONFLICT (org_id, at, id) DO NOTHING');
+const INSERT_AUDIT_RETURNING = insertFromJson('audit_records', AUDIT_COLUMNS, 1, `ON CONFLICT (org_id, at, id) DO NOTHING RETURNING ${CALL_COLUMNS}`);
+const AUDIT_CALLS = `SELECT *, 1 AS requests FROM audit WHERE prompt_tokens IS NOT NULL`;
+
+/** A batch of audit records ($1) and its day totals, in one statement. */
+const INSERT_AUDIT = `WITH audit AS (${INSERT_AUDIT_RETURNING})
+${addDayTotals(AUDIT_CALLS)}`;
 
 const UNIQUE_VIOLATION = '23505';
 
-/** Audit and usage records of one batch in one statement (a data-modifying WITH): one round trip, one commit. */
-const INSERT_AUDIT_AND_USAGE = `WITH usage AS (${insertUsageStatement(2)}) ${INSERT_AUDIT}`;
+/**
+ * Audit ($1) and usage ($2) records of one batch and their day totals in one statement (a
+ * data-modifying WITH): one round trip, one commit, and the totals never apart from the records.
+ */
+const INSERT_AUDIT_AND_USAGE = `WITH usage AS (${insertUsageStatement(2, `RETURNING ${CALL_COLUMNS}`)}),
+  audit AS (${INSERT_AUDIT_RETURNING})
+${addDayTotals(`${AUDIT_CALLS} UNION ALL SELECT *, 1 AS requests FROM usage`)}`;
 
 /** Rows per statement: bounds the size of one JSON parameter. */
 const BATCH = 1000;
@@ -158,10 +178,14 @@ export function sqlAudit(db: SqlExecutor): AuditRepository {
     async insertJson({ audit, usage }) {
       if (db.copyJsonRows) {
         try {
-          await db.copyJsonRows([
-            { table: 'audit_records', columns: AUDIT_COLUMNS, json: audit },
-            { table: 'usage_records', columns: USAGE_COLUMNS, json: usage },
-          ]);
+          // The day totals in the same transaction: the database's process sums the loaded rows per day.
+          await db.copyJsonRows(
+            [
+              { table: 'audit_records', columns: AUDIT_COLUMNS, json: audit, usage: true },
+              { table: 'usage_records', columns: USAGE_COLUMNS, json: usage, usage: true },
+            ],
+            ADD_DAY_TOTALS_JSON,
+          );
           return;
         } catch (err) {
           // A batch retried after its first write did land after all: COPY has no ON CONFLICT, the

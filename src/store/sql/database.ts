@@ -23,8 +23,10 @@ export interface SqlExecutor {
    * Bulk load, where the driver has a path cheaper than expanding JSON in SQL: each JSON array of
    * objects goes into its table with COPY, all in one transaction (nothing loaded if one fails; a
    * duplicate key fails with the usual 23505). The embedded database has it; node-postgres does not.
+   * `dayTotals`: a statement run in the same transaction with $1 the JSON array of the `usage` loads'
+   * calls summed per organization, UTC day, model, user and key (usage-repository.ts, ADD_DAY_TOTALS_JSON).
    */
-  copyJsonRows?(loads: readonly JsonRowsCopy[]): Promise<void>;
+  copyJsonRows?(loads: readonly JsonRowsCopy[], dayTotals?: string): Promise<void>;
 }
 
 /**
@@ -59,6 +61,8 @@ export interface JsonRowsCopy {
   columns: readonly JsonCopyColumn[];
   /** A JSON array of objects, as UTF-8 bytes. */
   json: Buffer;
+  /** Its objects with an `orgId` and `promptTokens` are calls counted in the usage day totals. */
+  usage?: boolean;
 }
 
 export interface SqlDatabase extends SqlExecutor {

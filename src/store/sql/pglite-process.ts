@@ -66,8 +66,29 @@ const copyText = (rows, columns) => {
   }
   return text;
 };
-const copy = (loads) =>
+// The usage day totals of a bulk load: its calls (an organization and token counts) summed per
+// organization, UTC day, model, user and key here, so the statement that adds them parses a few groups.
+const addCalls = (groups, rows) => {
+  for (const row of rows) {
+    if (row.orgId == null || row.promptTokens == null) continue;
+    const day = new Date(row.at).toISOString().slice(0, 10);
+    const key = JSON.stringify([row.orgId, day, row.model ?? null, row.userId ?? null, row.keyId ?? null]);
+    let group = groups.get(key);
+    if (!group) {
+      group = { orgId: row.orgId, day, model: row.model ?? null, userId: row.userId ?? null, keyId: row.keyId ?? null,
+        requests: 0, promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, cost: 0 };
+      groups.set(key, group);
+    }
+    group.requests += 1;
+    group.promptTokens += row.promptTokens;
+    group.cachedPromptTokens += row.cachedPromptTokens ?? 0;
+    group.completionTokens += row.completionTokens ?? 0;
+    group.cost += typeof row.cost === 'number' ? row.cost : 0;
+  }
+};
+const copy = (loads, dayTotals) =>
   db.transaction(async (tx) => {
+    const groups = new Map();
     for (const load of loads) {
       const names = [load.table, ...load.columns.map((c) => c.column)];
       if (!names.every((name) => IDENTIFIER.test(name))) throw new Error('bulk load: not a plain identifier: ' + names.join(', '));
@@ -75,12 +96,14 @@ const copy = (loads) =>
       if (rows.length === 0) continue;
       const columns = load.columns.map((c) => c.column).join(', ');
       await tx.query('COPY ' + load.table + ' (' + columns + ") FROM '/dev/blob'", [], { blob: new Blob([copyText(rows, load.columns)]) });
+      if (dayTotals && load.usage) addCalls(groups, rows);
     }
+    if (groups.size > 0) await tx.query(dayTotals, [JSON.stringify([...groups.values()])]);
     return [];
   });
 process.on('message', (message) => {
   if (message.op === 'close') return close();
-  (message.op === 'copy' ? copy(message.loads) : db.query(message.text, message.params.map(asText))).then(
+  (message.op === 'copy' ? copy(message.loads, message.dayTotals) : db.query(message.text, message.params.map(asText))).then(
     (result) => process.send({ id: message.id, rows: Array.isArray(result) ? result : result.rows }),
     (err) => process.send({ id: message.id, error: describe(err) }),
   );
@@ -230,9 +253,9 @@ class PgliteProcess implements SqlDatabase {
   }
 
   /** One message: the child runs the COPYs in a transaction of its own (PGlite's, exclusive there). */
-  async copyJsonRows(loads: readonly JsonRowsCopy[]): Promise<void> {
+  async copyJsonRows(loads: readonly JsonRowsCopy[], dayTotals?: string): Promise<void> {
     while (this.transactionDone) await this.transactionDone;
-    await this.request({ op: 'copy', loads });
+    await this.request({ op: 'copy', loads, ...(dayTotals === undefined ? {} : { dayTotals }) });
   }
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
@@ -278,7 +301,10 @@ class PgliteProcess implements SqlDatabase {
 }
 
 /** The embedded database: it has the bulk load, and a process of its own. */
-export type EmbeddedDatabase = SqlDatabase & { readonly pid: number | undefined; copyJsonRows(loads: readonly JsonRowsCopy[]): Promise<void> };
+export type EmbeddedDatabase = SqlDatabase & {
+  readonly pid: number | undefined;
+  copyJsonRows(loads: readonly JsonRowsCopy[], dayTotals?: string): Promise<void>;
+};
 
 /** Starts the embedded database's process and resolves once the database is open. */
 export async function openPgliteProcess(options: PgliteProcessOptions): Promise<EmbeddedDatabase> {

@@ -2,6 +2,7 @@
 // schema_migrations; migrate() applies the missing ones in one transaction under an advisory lock so
 // several processes (gateways, workers) may start against the same database at once.
 import type { SqlDatabase } from './database';
+import { BACKFILL_USAGE_DAY_TOTALS } from './usage-repository';
 
 interface Migration {
   version: number;
@@ -437,6 +438,32 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 16,
     name: 'runs created_at index as BRIN',
     statements: [`DROP INDEX runs_created`, `CREATE INDEX runs_created ON runs USING brin (created_at) WITH (autosummarize = on)`],
+  },
+  {
+    // GET /v1/usage and the budgets counted by the store summed every raw audit and usage row of their
+    // window: a 30-day day-by-model grouping read ~340,000 rows (5.5 s cold) with 1,000,000 audit records.
+    // Per-UTC-day totals, kept by the very statement (or COPY transaction) that writes a batch of audit
+    // and usage records (usage-repository.ts, addDayTotals), answer whole days; only a window's partial
+    // first and last day are read raw. Filled here from the records already written. NULLS NOT DISTINCT:
+    // a call without a user or key adds to the one row of its (org, day, model).
+    version: 17,
+    name: 'usage totals per UTC day',
+    statements: [
+      `CREATE TABLE usage_day_totals (
+        org_id text NOT NULL,
+        day date NOT NULL,
+        model text,
+        user_id text,
+        key_id text,
+        requests bigint NOT NULL,
+        prompt_tokens bigint NOT NULL,
+        cached_prompt_tokens bigint NOT NULL,
+        completion_tokens bigint NOT NULL,
+        cost double precision NOT NULL
+      )`,
+      `CREATE UNIQUE INDEX usage_day_totals_key ON usage_day_totals (org_id, day, model, user_id, key_id) NULLS NOT DISTINCT`,
+      BACKFILL_USAGE_DAY_TOTALS,
+    ],
   },
 ];
 

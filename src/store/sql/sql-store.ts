@@ -18,7 +18,7 @@ import { migrateSql } from './schema';
 import { sqlSettings } from './settings-repository';
 import { sqlSteps } from './steps-repository';
 import { sqlToolState } from './tool-state-repository';
-import { sqlUsage } from './usage-repository';
+import { PRUNE_DAY_TOTALS, sqlUsage } from './usage-repository';
 import { sqlUsers } from './users-repository';
 
 export interface SqlStoreOptions {
@@ -74,6 +74,7 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
         );
         await tx.query('DELETE FROM audit_records WHERE at < $1::timestamptz', [before]);
         await tx.query('DELETE FROM usage_records WHERE at < $1::timestamptz', [before]);
+        for (const statement of PRUNE_DAY_TOTALS) await tx.query(statement, [before]);
         // Responses conversations past retention: nothing added since the cutoff, no turn in progress.
         const idle = await tx.query<{ org_id: string; id: string }>(
           `WITH gone AS (

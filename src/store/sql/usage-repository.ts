@@ -26,44 +26,121 @@ const GROUP_EXPRESSIONS: Record<UsageGroup, string> = {
 };
 const GROUP_NAMES: Record<UsageGroup, string> = { day: 'day', month: 'month', model: 'model', user: '"userId"', key: '"keyId"' };
 
+/** The columns a call's usage is summed from, the same on audit_records and usage_records. */
+export const CALL_COLUMNS = 'at, org_id, user_id, key_id, model, prompt_tokens, cached_prompt_tokens, completion_tokens, cost';
+
 /**
- * The usage of a query's calls: a call's own usage is in its audit record (those with token counts),
- * other usage in usage_records. Each side is read through its (org_id, at) index; the optional filters
- * are parameters, so the statement text depends only on the grouping.
+ * Adds calls to the per-UTC-day totals (usage_day_totals, schema.ts migration 17): `source` is a query
+ * with CALL_COLUMNS and `requests` (calls per row); rows without an organization count nowhere. One
+ * GROUP BY over the batch, so one upsert per (org, day, model, user, key) it touches, not one per call.
  */
-function usageCalls(where: string): string {
-  const columns = 'at, model, user_id, key_id, prompt_tokens, cached_prompt_tokens, completion_tokens, cost';
-  return `SELECT ${columns} FROM audit_records WHERE org_id = $1 AND at >= $2::timestamptz AND at < $3::timestamptz AND prompt_tokens IS NOT NULL${where}
-   UNION ALL
-   SELECT ${columns} FROM usage_records WHERE org_id = $1 AND at >= $2::timestamptz AND at < $3::timestamptz${where}`;
+export function addDayTotals(source: string): string {
+  return `INSERT INTO usage_day_totals AS t (org_id, day, model, user_id, key_id, requests, prompt_tokens, cached_prompt_tokens, completion_tokens, cost)
+  SELECT org_id, (at AT TIME ZONE 'UTC')::date, model, user_id, key_id, sum(requests), coalesce(sum(prompt_tokens), 0),
+    coalesce(sum(cached_prompt_tokens), 0), coalesce(sum(completion_tokens), 0), coalesce(sum(cost), 0)
+  FROM (${source}) calls WHERE org_id IS NOT NULL
+  GROUP BY 1, 2, 3, 4, 5
+  ON CONFLICT (org_id, day, model, user_id, key_id) DO UPDATE SET requests = t.requests + EXCLUDED.requests,
+    prompt_tokens = t.prompt_tokens + EXCLUDED.prompt_tokens, cached_prompt_tokens = t.cached_prompt_tokens + EXCLUDED.cached_prompt_tokens,
+    completion_tokens = t.completion_tokens + EXCLUDED.completion_tokens, cost = t.cost + EXCLUDED.cost`;
 }
 
-export function usageQueryStatement(groupBy: readonly UsageGroup[]): string {
-  const filters = ` AND ($4::text IS NULL OR user_id = $4) AND ($5::text IS NULL OR key_id = $5) AND ($6::text IS NULL OR model = $6)`;
+/** The calls of the raw rows (a call's own usage in its audit record, the rest in usage_records), `condition` on both. */
+function rawCalls(condition: string): string {
+  return `SELECT ${CALL_COLUMNS}, 1 AS requests FROM audit_records WHERE prompt_tokens IS NOT NULL AND ${condition}
+   UNION ALL
+   SELECT ${CALL_COLUMNS}, 1 AS requests FROM usage_records WHERE ${condition}`;
+}
+
+/** Fills the day totals from every raw record (the migration, and a seeded database). */
+export const BACKFILL_USAGE_DAY_TOTALS = addDayTotals(rawCalls('true'));
+
+/**
+ * The embedded bulk load's totals (pglite-process.ts, copyJsonRows): the batch is summed per
+ * (org, day, model, user, key) in the database's process and arrives as one JSON parameter of groups.
+ */
+export const ADD_DAY_TOTALS_JSON = addDayTotals(
+  `SELECT x.day::timestamp AT TIME ZONE 'UTC' AS at, x."orgId" AS org_id, x."userId" AS user_id, x."keyId" AS key_id, x.model,
+     x."promptTokens" AS prompt_tokens, x."cachedPromptTokens" AS cached_prompt_tokens, x."completionTokens" AS completion_tokens, x.cost, x.requests
+   FROM json_to_recordset($1::json) AS x(day date, "orgId" text, "userId" text, "keyId" text, model text, requests bigint,
+     "promptTokens" bigint, "cachedPromptTokens" bigint, "completionTokens" bigint, cost float8)`,
+);
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The whole UTC days inside [since, until): from the first midnight at or after `since` to the last at
+ * or before `until`; null when the window holds no whole day.
+ */
+export function wholeDays(since: string, until: string): { from: Date; to: Date } | null {
+  const from = Math.ceil(Date.parse(since) / DAY_MS) * DAY_MS;
+  const to = Math.floor(Date.parse(until) / DAY_MS) * DAY_MS;
+  return from < to ? { from: new Date(from), to: new Date(to) } : null;
+}
+
+const dayOf = (midnight: Date): string => midnight.toISOString().slice(0, 10);
+
+/** The day totals' rows as calls at their day's midnight, `condition` on them. */
+function totalCalls(condition: string): string {
+  return `SELECT (day::timestamp AT TIME ZONE 'UTC') AS at, org_id, user_id, key_id, model, prompt_tokens, cached_prompt_tokens, completion_tokens, cost, requests
+   FROM usage_day_totals WHERE org_id = $1 AND ${condition}`;
+}
+
+const FILTERS = `($4::text IS NULL OR user_id = $4) AND ($5::text IS NULL OR key_id = $5) AND ($6::text IS NULL OR model = $6)`;
+
+/**
+ * The calls of a usage query. Without a whole day in the window: the raw rows of [since, until) ($2,
+ * $3). With: the day totals of days [$10, $11), and the raw rows of the partial days around them,
+ * [since, $8) and [$9, until) (empty ranges when the window starts or ends at midnight). Each part is
+ * read through its (org_id, at|day) index; the filters are parameters, so the text depends only on the
+ * grouping and on whether the window holds a whole day.
+ */
+function usageCalls(days: boolean): string {
+  const raw = (lo: string, hi: string): string => rawCalls(`org_id = $1 AND at >= ${lo}::timestamptz AND at < ${hi}::timestamptz AND ${FILTERS}`);
+  if (!days) return raw('$2', '$3');
+  return `${raw('$2', '$8')}
+   UNION ALL
+   ${totalCalls(`day >= $10::date AND day < $11::date AND ${FILTERS}`)}
+   UNION ALL
+   ${raw('$9', '$3')}`;
+}
+
+export function usageQueryStatement(groupBy: readonly UsageGroup[], days = false): string {
   const groups = groupBy.map((g) => GROUP_EXPRESSIONS[g]);
   const names = groupBy.map((g) => GROUP_NAMES[g]);
-  return `SELECT ${[...groups, ''].join(', ')}count(*)::int AS requests, coalesce(sum(prompt_tokens), 0)::float8 AS "promptTokens",
+  return `SELECT ${[...groups, ''].join(', ')}coalesce(sum(requests), 0)::int AS requests, coalesce(sum(prompt_tokens), 0)::float8 AS "promptTokens",
      coalesce(sum(cached_prompt_tokens), 0)::float8 AS "cachedPromptTokens", coalesce(sum(completion_tokens), 0)::float8 AS "completionTokens",
      coalesce(sum(cost), 0)::float8 AS cost
-   FROM (${usageCalls(filters)}) calls
+   FROM (${usageCalls(days)}) calls
    ${names.length > 0 ? `GROUP BY ${names.join(', ')} ORDER BY ${names.map((n) => `${n} NULLS FIRST`).join(', ')}` : ''}
    LIMIT $7`;
 }
 
-/** Tokens and cost of the organization, a user and a key since a time: one pass over the organization's records. */
-const SPENT = `SELECT coalesce(sum(prompt_tokens + completion_tokens), 0)::float8 AS "orgTokens", coalesce(sum(cost), 0)::float8 AS "orgCost",
-    coalesce(sum(prompt_tokens + completion_tokens) FILTER (WHERE user_id = $4), 0)::float8 AS "userTokens",
+/**
+ * Tokens and cost of the organization, a user and a key since a time: the day totals from the first
+ * midnight at or after it ($6, a date; budget periods start at one, so that is all of them), and the
+ * raw rows of [since, that midnight) ($2, $3) when the period does not start at midnight.
+ */
+const SPENT = `SELECT coalesce(sum(tokens), 0)::float8 AS "orgTokens", coalesce(sum(cost), 0)::float8 AS "orgCost",
+    coalesce(sum(tokens) FILTER (WHERE user_id = $4), 0)::float8 AS "userTokens",
     coalesce(sum(cost) FILTER (WHERE user_id = $4), 0)::float8 AS "userCost",
-    coalesce(sum(prompt_tokens + completion_tokens) FILTER (WHERE key_id = $5), 0)::float8 AS "keyTokens",
+    coalesce(sum(tokens) FILTER (WHERE key_id = $5), 0)::float8 AS "keyTokens",
     coalesce(sum(cost) FILTER (WHERE key_id = $5), 0)::float8 AS "keyCost"
-  FROM (${usageCalls('')}) calls`;
+  FROM (
+    SELECT user_id, key_id, coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0) AS tokens, cost
+      FROM (${rawCalls('org_id = $1 AND at >= $2::timestamptz AND at < $3::timestamptz')}) raw
+    UNION ALL
+    SELECT user_id, key_id, prompt_tokens + completion_tokens, cost FROM usage_day_totals WHERE org_id = $1 AND day >= $6::date
+  ) calls`;
 
 /** The usage records as one JSON parameter, `$param` (the audit repository embeds it in its own statement). */
-export function insertUsageStatement(param: number): string {
-  return insertFromJson('usage_records', USAGE_COLUMNS, param);
+export function insertUsageStatement(param: number, suffix = ''): string {
+  return insertFromJson('usage_records', USAGE_COLUMNS, param, suffix);
 }
 
-export const INSERT_USAGE = insertUsageStatement(1);
+/** A batch of usage records ($1) and its day totals, in one statement. */
+export const INSERT_USAGE = `WITH usage AS (${insertUsageStatement(1, `RETURNING ${CALL_COLUMNS}`)})
+${addDayTotals('SELECT *, 1 AS requests FROM usage')}`;
 
 /** Rows per statement: bounds the size of one JSON parameter. */
 export const USAGE_BATCH = 1000;
@@ -74,6 +151,15 @@ export async function insertUsage(db: SqlExecutor, records: readonly UsageRecord
     await db.query(INSERT_USAGE, [JSON.stringify(batch)]);
   }
 }
+
+/**
+ * Retention: the day totals of days before the cutoff's go, and the cutoff's own day is summed again
+ * from the raw records left of it ($1: the cutoff; run after those before it were deleted).
+ */
+export const PRUNE_DAY_TOTALS = [
+  `DELETE FROM usage_day_totals WHERE day <= ($1::timestamptz AT TIME ZONE 'UTC')::date`,
+  addDayTotals(rawCalls(`at >= $1::timestamptz AND at < ((($1::timestamptz AT TIME ZONE 'UTC')::date + 1)::timestamp AT TIME ZONE 'UTC')`)),
+];
 
 export function sqlUsage(db: SqlExecutor): UsageRepository {
   return {
@@ -96,25 +182,26 @@ export function sqlUsage(db: SqlExecutor): UsageRepository {
       );
     },
     async query(query: UsageQuery) {
-      const rows = await db.query<UsageGroupRow>(usageQueryStatement(query.groupBy), [
-        query.orgId,
-        query.since,
-        query.until,
-        query.userId ?? null,
-        query.keyId ?? null,
-        query.model ?? null,
-        query.limit,
+      const base = [query.orgId, query.since, query.until, query.userId ?? null, query.keyId ?? null, query.model ?? null, query.limit];
+      const days = wholeDays(query.since, query.until);
+      if (!days) return db.query<UsageGroupRow>(usageQueryStatement(query.groupBy), base);
+      return db.query<UsageGroupRow>(usageQueryStatement(query.groupBy, true), [
+        ...base,
+        days.from.toISOString(),
+        days.to.toISOString(),
+        dayOf(days.from),
+        dayOf(days.to),
       ]);
-      return rows;
     },
     async spent(orgId, userId, keyId, since) {
-      // Far future as the end: the budget period runs to now (records are never written ahead of time).
+      const midnight = new Date(Math.ceil(Date.parse(since) / DAY_MS) * DAY_MS);
       const [row] = await db.query<Record<'orgTokens' | 'orgCost' | 'userTokens' | 'userCost' | 'keyTokens' | 'keyCost', number>>(SPENT, [
         orgId,
         since,
-        '9999-12-31T00:00:00Z',
+        midnight.toISOString(),
         userId,
         keyId,
+        dayOf(midnight),
       ]);
       return {
         organization: { tokens: row?.orgTokens ?? 0, cost: row?.orgCost ?? 0 },

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { AuditRecord, ResponseRecord } from '../../../src/store/types';
+import type { AuditRecord, ResponseRecord, UsageGroupRow, UsageRecord } from '../../../src/store/types';
 import { at, principal, T0, uid, type StoreHandle } from './fixtures';
 
 function response(overrides: Partial<ResponseRecord> = {}): ResponseRecord {
@@ -267,6 +267,135 @@ export function recordsContract(h: StoreHandle): void {
         organization: { tokens: 28, cost: 0.875 },
         user: { tokens: 0, cost: 0 },
         key: { tokens: 0, cost: 0 },
+      });
+    });
+
+    describe('per-day usage totals', () => {
+      const json = (items: readonly unknown[]): Buffer => Buffer.from(JSON.stringify(items));
+      const day = (iso: string): number => Date.parse(iso);
+      const usageRecord = (orgId: string, atMs: number, fields: Partial<UsageRecord> = {}): UsageRecord => ({
+        orgId,
+        userId: 'u1',
+        keyId: 'k1',
+        requestId: uid('req'),
+        at: at(atMs),
+        model: 'm1',
+        promptTokens: 1,
+        completionTokens: 1,
+        ...fields,
+      });
+      const call = (orgId: string, atMs: number, fields: Partial<AuditRecord> = {}): AuditRecord => ({
+        ...audit(orgId, atMs),
+        userId: 'u1',
+        keyId: 'k1',
+        model: 'm1',
+        provider: 'p',
+        promptTokens: 1,
+        completionTokens: 1,
+        ...fields,
+      });
+
+      it('equal the raw sums after several batches (statements, JSON texts, a retried batch), the same day and key written twice', async () => {
+        const org = uid('org');
+        const d1 = day('2025-03-01T00:00:00.000Z');
+        const d2 = day('2025-03-02T00:00:00.000Z');
+        const first = [
+          call(org, d1 + 1000, { promptTokens: 10, completionTokens: 2, cachedPromptTokens: 4, cost: 0.25 }),
+          call(org, d1 + 2000, { keyId: null, promptTokens: 3, completionTokens: 1 }),
+          audit(org, d1 + 3000),
+        ];
+        await h.store.audit.insertMany(first, [usageRecord(org, d1 + 4000, { promptTokens: 5, completionTokens: 5, cost: 0.5 })]);
+        // The same day, user, key and model again, through the JSON path, and once more retried.
+        const second = [call(org, d1 + 5000, { promptTokens: 7, completionTokens: 3, cost: 0.125 })];
+        const secondUsage = [usageRecord(org, d2 + 1000, { model: 'm2', promptTokens: 2, completionTokens: 8, cachedPromptTokens: 1, cost: 0.5 })];
+        await h.store.audit.insertJson({ audit: json(second), usage: json(secondUsage) });
+        await h.store.audit.insertJson({ audit: json(second), usage: json([]) });
+        await h.store.audit.insertMany([
+          call(org, d2 + 2000, { promptTokens: 1, completionTokens: 1, cost: 0.25 }),
+          call(uid('org'), d2, { promptTokens: 50 }),
+        ]);
+        await h.store.usage.insertMany([usageRecord(org, d2 + 3000, { userId: null, keyId: null, promptTokens: 4, completionTokens: 0 })]);
+        // Whole UTC days: read from the totals only.
+        const window = { orgId: org, since: at(d1), until: at(d2 + 86_400_000), limit: 100 };
+        assert.deepEqual(await h.store.usage.query({ ...window, groupBy: ['day', 'model', 'user', 'key'] }), [
+          { day: '2025-03-01', model: 'm1', userId: 'u1', keyId: null, requests: 1, promptTokens: 3, cachedPromptTokens: 0, completionTokens: 1, cost: 0 },
+          {
+            day: '2025-03-01',
+            model: 'm1',
+            userId: 'u1',
+            keyId: 'k1',
+            requests: 3,
+            promptTokens: 22,
+            cachedPromptTokens: 4,
+            completionTokens: 10,
+            cost: 0.875,
+          },
+          { day: '2025-03-02', model: 'm1', userId: null, keyId: null, requests: 1, promptTokens: 4, cachedPromptTokens: 0, completionTokens: 0, cost: 0 },
+          { day: '2025-03-02', model: 'm1', userId: 'u1', keyId: 'k1', requests: 1, promptTokens: 1, cachedPromptTokens: 0, completionTokens: 1, cost: 0.25 },
+          { day: '2025-03-02', model: 'm2', userId: 'u1', keyId: 'k1', requests: 1, promptTokens: 2, cachedPromptTokens: 1, completionTokens: 8, cost: 0.5 },
+        ]);
+        // The same windows read from the raw records (no whole day in them) give the same sums.
+        const raw = async (since: number, until: number): Promise<UsageGroupRow[]> =>
+          h.store.usage.query({ orgId: org, since: at(since), until: at(until), groupBy: ['day'], limit: 100 });
+        const wholeDays = await h.store.usage.query({ ...window, groupBy: ['day'] });
+        assert.deepEqual(wholeDays, [...(await raw(d1, d1 + 86_399_999)), ...(await raw(d2, d2 + 86_399_999))]);
+        assert.deepEqual(wholeDays, [
+          { day: '2025-03-01', requests: 4, promptTokens: 25, cachedPromptTokens: 4, completionTokens: 11, cost: 0.875 },
+          { day: '2025-03-02', requests: 3, promptTokens: 7, cachedPromptTokens: 1, completionTokens: 9, cost: 0.75 },
+        ]);
+      });
+
+      it('a window starting or ending mid-day counts only the records inside it', async () => {
+        const org = uid('org');
+        const d1 = day('2025-03-01T00:00:00.000Z');
+        const HOUR = 3_600_000;
+        await h.store.audit.insertMany(
+          [call(org, d1 + HOUR, { promptTokens: 100 }), call(org, d1 + 10 * HOUR, { promptTokens: 10 })],
+          [usageRecord(org, d1 + 20 * HOUR, { promptTokens: 20 })],
+        );
+        await h.store.audit.insertJson({
+          audit: json([call(org, d1 + 24 * HOUR + HOUR, { promptTokens: 1 }), call(org, d1 + 48 * HOUR + 12 * HOUR, { promptTokens: 1000 })]),
+          usage: json([usageRecord(org, d1 + 24 * HOUR + 12 * HOUR, { promptTokens: 2 })]),
+        });
+        const rows = await h.store.usage.query({ orgId: org, since: at(d1 + 9 * HOUR), until: at(d1 + 48 * HOUR + 6 * HOUR), groupBy: ['day'], limit: 100 });
+        assert.deepEqual(
+          rows.map((r) => [r.day, r.requests, r.promptTokens]),
+          [
+            ['2025-03-01', 2, 30],
+            ['2025-03-02', 2, 3],
+          ],
+        );
+        const [all] = await h.store.usage.query({ orgId: org, since: at(d1 + 10 * HOUR + 1), until: at(d1 + 48 * HOUR + 12 * HOUR), groupBy: [], limit: 100 });
+        assert.equal(all?.promptTokens, 23);
+        assert.equal(all?.requests, 3);
+      });
+
+      it('spent sums a UTC day and a UTC month from the totals', async () => {
+        const org = uid('org');
+        const march = day('2025-03-01T00:00:00.000Z');
+        const d5 = day('2025-03-05T00:00:00.000Z');
+        await h.store.audit.insertMany(
+          [
+            call(org, march - 1, { promptTokens: 1000, cost: 8 }),
+            call(org, march, { promptTokens: 10, completionTokens: 0, cost: 0.25 }),
+            call(org, d5 - 1, { keyId: 'k2', promptTokens: 20, completionTokens: 0, cost: 0.5 }),
+          ],
+          [usageRecord(org, d5 + 1000, { promptTokens: 3, completionTokens: 1, cost: 0.125 })],
+        );
+        await h.store.audit.insertJson({
+          audit: json([call(org, d5 + 2000, { userId: 'u2', keyId: 'k3', promptTokens: 5, completionTokens: 5, cost: 0.5 })]),
+          usage: json([usageRecord(org, d5 + 3000, { promptTokens: 1, completionTokens: 1 })]),
+        });
+        assert.deepEqual(await h.store.usage.spent(org, 'u1', 'k1', at(d5)), {
+          organization: { tokens: 16, cost: 0.625 },
+          user: { tokens: 6, cost: 0.125 },
+          key: { tokens: 6, cost: 0.125 },
+        });
+        assert.deepEqual(await h.store.usage.spent(org, 'u1', 'k2', at(march)), {
+          organization: { tokens: 46, cost: 1.375 },
+          user: { tokens: 36, cost: 0.875 },
+          key: { tokens: 20, cost: 0.5 },
+        });
       });
     });
   });
