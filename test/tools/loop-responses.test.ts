@@ -3,6 +3,7 @@
 // with its argument events), failures shown to the model, function tools left to the caller, svc_tools
 // expanded per organization, outputs under the organization's DLP policy, each call audited.
 import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
 import { organizationsWithDlp } from '../helpers/config';
 import { assertOpenResponsesEvent, assertOpenResponsesObject, assertOurEvent, assertOurResponseObject } from '../support/open-responses';
 import { assertNestedError, assertResponsesFraming, jsonReply, parseSseFrames, typesOf } from '../responses/http-helpers';
@@ -66,6 +67,25 @@ for (const backend of BACKENDS) {
       const second = messagesOf(bed.upstream.calls[1]!.body);
       assert.equal(second.at(-2)?.tool_calls?.[0]?.function.name, 'svc_file_write');
       assert.equal(second.at(-1)?.tool_call_id, 'call_w');
+    });
+
+    it("a response kept nowhere (store: false) leaves no workspace behind; a stored one keeps its conversation's", async () => {
+      writeThenRead(bed.upstream, 'gone.txt');
+      const unstored = await jsonReply(await create({ input: 'save and read', store: false, tools: [{ type: 'svc_file_write' }, { type: 'svc_file_read' }] }));
+      assert.equal(unstored.status, 200, unstored.text);
+      assert.equal((unstored.body['output'] as Json[])[1]!['output'], 'hello tools');
+      const left = await readdir(bed.workspaces, { recursive: true });
+      assert.ok(!left.some((entry) => entry.includes(String(unstored.body['id']))), `workspace left: ${left.join(', ')}`);
+      assert.ok(!left.some((entry) => entry.endsWith('gone.txt')), `file left: ${left.join(', ')}`);
+
+      writeThenRead(bed.upstream, 'kept.txt');
+      const stored = await jsonReply(await create({ input: 'save and read', store: true, tools: [{ type: 'svc_file_write' }, { type: 'svc_file_read' }] }));
+      assert.equal(stored.status, 200, stored.text);
+      const kept = await readdir(bed.workspaces, { recursive: true });
+      assert.ok(
+        kept.some((entry) => entry.endsWith('kept.txt')),
+        `stored response's file: ${kept.join(', ')}`,
+      );
     });
 
     it('streams each svc_call: added, argument deltas, arguments done, then done with its output', async () => {

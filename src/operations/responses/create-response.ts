@@ -325,7 +325,10 @@ async function respond(ctx: RequestContext, services: AppServices, body: Json, e
     const target = { echo: { ...echo, ...conversation }, stored: sink ? { sink, id } : null };
     return stream ? relayNativeStream(ctx, response, call.meter, target) : relayNativeJson(response, call.meter, target);
   }
-  return translatedResponse(ctx, services, call, {
+  // A response kept nowhere (store: false) has no later turn: its tools' workspace, browser context, MCP
+  // sessions and state go when it ends, however it ends (a stored one's go with its conversation).
+  const forgetAfter = loop && !stateful ? { orgId: orgOf(ctx), id } : null;
+  const reply = translatedResponse(ctx, services, call, {
     // The fields echoed in the response object are what the model was sent (redacted under a DLP
     // policy, as a native upstream echoes them): a stored response keeps nothing the policy removed.
     body: { ...call.inspected, ...echo } as JsonObject,
@@ -349,4 +352,11 @@ async function respond(ctx: RequestContext, services: AppServices, body: Json, e
         }
       : { onFinal: (final: JsonObject) => services.outputItems.remember(orgOf(ctx), final['output']) }),
   });
+  if (!forgetAfter) return reply;
+  try {
+    return await reply;
+  } finally {
+    // Never rejects: each part is settled apart and a failure logged (src/tools/index.ts).
+    await services.tools.forget([forgetAfter]);
+  }
 }
