@@ -1096,7 +1096,7 @@ export const routes: readonly RouteSpec[] = [
     "method": "get",
     "template": "/v1/responses",
     "expressPath": "/v1/responses",
-    "family": "flat",
+    "family": "openai",
     "authenticated": true,
     "bodyValidator": null,
     "bodyRequired": false,

@@ -1,7 +1,7 @@
 import type { EnvelopeFamily } from './errors';
 
-/** Path prefixes answered in the flat envelope (spec: agent, run, eval endpoints; ours: webhooks, admin, console sign-in). */
-const FLAT_PREFIXES = ['/v1/agents', '/v1/runs', '/v1/webhooks', '/v1/admin', '/console/auth'];
+/** Path prefixes answered in the flat envelope (spec: agent, run, eval endpoints; ours: webhooks, admin, keys, me, usage, console sign-in). */
+const FLAT_PREFIXES = ['/v1/agents', '/v1/runs', '/v1/webhooks', '/v1/admin', '/v1/keys', '/v1/me', '/v1/usage', '/console/auth'];
 
 /**
  * The envelope family of a raw path, for errors raised before any operation matched it: an unknown

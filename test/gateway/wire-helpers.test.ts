@@ -61,6 +61,7 @@ describe('usage peeking', () => {
     assert.deepEqual(peekUsage(Buffer.from('{"id":"x","usage":{"prompt_tokens":11,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":0}}}')), {
       promptTokens: 11,
       completionTokens: 4,
+      cachedPromptTokens: 0,
     });
     const tail = new UsageTail();
     const text = chatStreamEvents('m', ['a'], { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 })
@@ -68,7 +69,7 @@ describe('usage peeking', () => {
       .replace(/"choices":\[\{"index":0,"delta":\{"content"/, '"usage":null,"choices":[{"index":0,"delta":{"content"');
     const bytes = Buffer.from(text);
     for (let i = 0; i < bytes.length; i += 17) tail.push(bytes.subarray(i, i + 17));
-    assert.deepEqual(tail.usage(), { promptTokens: 9, completionTokens: 2 });
+    assert.deepEqual(tail.usage(), { promptTokens: 9, completionTokens: 2, cachedPromptTokens: 0 });
   });
 
   it('returns null when no usage was sent', () => {

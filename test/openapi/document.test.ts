@@ -67,7 +67,7 @@ const OPERATIONS: Record<string, [string, string, 'flat' | 'openai' | 'anthropic
   listKeys: ['get', '/v1/keys', 'flat', true],
   createKey: ['post', '/v1/keys', 'flat', true],
   revokeKey: ['delete', '/v1/keys/{keyId}', 'flat', true],
-  listResponses: ['get', '/v1/responses', 'flat', true],
+  listResponses: ['get', '/v1/responses', 'openai', true],
   getDlpPolicy: ['get', '/v1/admin/dlp', 'flat', true],
   getConsoleAuthConfig: ['get', '/console/auth/config', 'flat', false],
   startConsoleOidcLogin: ['get', '/console/auth/oidc/login', 'flat', false],

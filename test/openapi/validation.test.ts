@@ -330,7 +330,7 @@ describe('generated request validation', () => {
       rejects(params, 'listConversationItems_query', { order: 'newest' }, 'order', 'query');
       const audit: Record<string, unknown> = {};
       assert.equal(check(params, 'listAuditRecords_query', audit, 'query'), null);
-      assert.deepEqual(audit, { limit: 100 });
+      assert.deepEqual(audit, { limit: 100, order: 'asc' });
       rejects(params, 'listAuditRecords_query', { limit: '1001' }, 'limit', 'query');
       rejects(params, 'listAuditRecords_query', { since: 'last week' }, 'since', 'query');
     });

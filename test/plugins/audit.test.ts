@@ -333,7 +333,19 @@ describe('plugins/audit', () => {
       const partial = (await call({ limit: 2, since: '2024-01-01T00:00:00+01:00' }))?.body as { items: unknown[]; nextCursor: string };
       assert.deepEqual(partial.items, rows.slice(0, 2));
       assert.deepEqual(decodeAuditCursor(partial.nextCursor), { at: rows[1]?.at, id: 'r2' });
-      assert.deepEqual(queries[1], { orgId: 'acme', since: '2023-12-31T23:00:00.000Z', limit: 3, after: null });
+      assert.deepEqual(queries[1], {
+        orgId: 'acme',
+        since: '2023-12-31T23:00:00.000Z',
+        until: null,
+        userId: null,
+        keyId: null,
+        model: null,
+        operationId: null,
+        status: null,
+        order: 'asc',
+        limit: 3,
+        after: null,
+      });
     });
   });
 

@@ -4837,10 +4837,10 @@ export interface operations {
                     "application/json": components["schemas"]["StoredResponseList"];
                 };
             };
-            400: components["responses"]["FlatBadRequest"];
+            400: components["responses"]["OpenAIBadRequest"];
             401: components["responses"]["Unauthorized"];
-            429: components["responses"]["FlatRateLimited"];
-            500: components["responses"]["FlatServerError"];
+            429: components["responses"]["OpenAIRateLimited"];
+            500: components["responses"]["OpenAIServerError"];
         };
     };
     createResponse: {
