@@ -33,7 +33,11 @@ for (const backend of BACKENDS) {
         return { reply: 'I looked at the page.' };
       });
       const reply = await jsonReply(
-        await post(`${bed.gw.url}/v1/responses`, { model: 'fake', input: 'look at the site', store: true, tools: [{ type: 'svc_tools' }] }, bed.gw.auth('admin')),
+        await post(
+          `${bed.gw.url}/v1/responses`,
+          { model: 'fake', input: 'look at the site', store: true, tools: [{ type: 'svc_tools' }] },
+          bed.gw.auth('admin'),
+        ),
       );
       assert.equal(reply.status, 200, reply.text);
       const output = reply.body['output'] as Json[];
