@@ -272,10 +272,30 @@ async function ownDatabase(serverUrl: string): Promise<{ url: string; drop(): Pr
   return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
+/** The kept database `--lists-database-url` names, created on its server when it does not exist yet. */
+async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const name = new URL(databaseUrl).pathname.slice(1);
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`--lists-database-url: '${name}' is not a plain database name`);
+  const server = new URL(databaseUrl);
+  server.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: server.toString() });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount === 0) {
+      await client.query(`CREATE DATABASE ${name}`);
+      console.log(`  created database ${name}`);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 const fmt = (n: number | null): string => (n === null ? '-' : n.toFixed(1));
 
 /** Runs the list point and prints its table and checks; resolves with the figures. */
 export async function listsPoint(options: ListsPointOptions): Promise<ListFigure[]> {
+  if (options.databaseUrl) await ensureDatabase(options.databaseUrl);
   const own = options.databaseUrl ? null : await ownDatabase(options.serverUrl);
   const databaseUrl = options.databaseUrl ?? own!.url;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'agw-bench-lists-'));

@@ -35,7 +35,7 @@ function needsBuild() {
   } catch {
     built = 0;
   }
-  const sources = Math.max(...['src', 'plugins', 'openapi', 'config'].map((d) => newest(path.join(root, d))));
+  const sources = Math.max(...['src', 'plugins', 'openapi', 'config', 'bench'].map((d) => newest(path.join(root, d))));
   return built === 0 || sources > built;
 }
 
