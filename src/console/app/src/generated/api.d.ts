@@ -3150,7 +3150,15 @@ export interface components {
              * @description In the future. Absent, the key does not expire.
              */
             expiresAt?: string;
-            /** @description Models of the organization the key may call. Absent, all of the organization's. */
+            /**
+             * @description Models of the organization the key may call. Absent, all of the organization's (those of
+             *     the calling key, when it has such a list). The list bounds agents too: an agent whose model,
+             *     or whose judge model when one of its steps has an objective (see `modelsInUse`), is not on
+             *     it does not exist for the key: not listed by GET /v1/agents/list, 404 on the agent, on
+             *     POST /v1/agents/runs and as `model: agent/<id>`, and its runs and their conversations are
+             *     404 and not listed by GET /v1/runs, whoever started them. A retry of a run whose own agent
+             *     version used a model outside the list is 403.
+             */
             models?: string[];
             budgets?: components["schemas"]["Budget"][];
             /** @description Admins only; a user of the organization. Absent, the caller. */
