@@ -125,6 +125,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     now: () => clock.now(),
     active: runEngine.active,
     live: responseStreams.live,
+    tracing,
   });
   const modelCalls = new ModelCalls(models);
   const compaction = createCompaction({ config, store: deps.store, models, modelCalls, metrics });
