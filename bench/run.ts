@@ -494,7 +494,17 @@ async function throughputMain(apis: readonly Api[]): Promise<void> {
             ]),
           ]);
           // PostgreSQL CPU spent per request while the postgres-store gateway runs (the audit trail's writes).
-          const { runs, postgresCpu } = await measureCell(targets, concurrency, repeat, durationMs, caFile, new Set(['postgres']));
+          // And each gateway's own CPU per request (its database process's on the embedded store): comparable where latency is not.
+          const processes = new Map(gateways.map((g): [string, TargetProcesses] => [g.store, { gateway: g.pid, children: descendantPids(g.pid) }]));
+          const { runs, postgresCpu, gatewayCpu, childCpu } = await measureCell(
+            targets,
+            concurrency,
+            repeat,
+            durationMs,
+            caFile,
+            new Set(['postgres']),
+            processes,
+          );
           const d = medianOf(runs.get('direct')!);
           const f = medianOf(runs.get('floor')!);
           const row = (name: string, r: CellResult, ratio: string): string[] => tableRow(kind, stream ? 'stream' : 'json', concurrency, name, r, ratio);
@@ -505,7 +515,7 @@ async function throughputMain(apis: readonly Api[]): Promise<void> {
               row(
                 `gateway (${gateway.store})`,
                 g,
-                `${fmt((g.rps / f.rps) * 100, 0)}% of floor, ${fmt((g.rps / d.rps) * 100, 0)}% of direct${postgresNote(postgresCpu.get(gateway.store))}`,
+                `${fmt((g.rps / f.rps) * 100, 0)}% of floor, ${fmt((g.rps / d.rps) * 100, 0)}% of direct${cpuNote(gatewayCpu.get(gateway.store), childCpu.get(gateway.store))}${postgresNote(postgresCpu.get(gateway.store))}`,
               ),
             );
             const list = kind === 'plain' ? checks.get(gateway.store)! : tlsFigures.get(gateway.store)!;
@@ -576,6 +586,14 @@ async function throughputMain(apis: readonly Api[]): Promise<void> {
   } finally {
     await cleanup();
   }
+}
+
+/** A gateway's CPU per request (median of the runs), and its database process's when it has one. */
+function cpuNote(own: readonly number[] | undefined, child: readonly number[] | undefined): string {
+  return (
+    (own ? `; gateway ${fmt(medianOfNumbers(own) * 1e6, 0)} µs CPU/req` : '') +
+    (child ? `, its database process ${fmt(medianOfNumbers(child) * 1e6, 0)} µs` : '')
+  );
 }
 
 function tableRow(kind: UpstreamKind, mode: string, concurrency: number, name: string, r: CellResult, ratio: string): string[] {
@@ -650,15 +668,7 @@ async function responsesPoints(input: ResponsesPointsInput): Promise<void> {
     }),
   );
   /** CPU per request of a gateway target, as a note after its ratio. */
-  const cpu = (cell: Measured, name: string): string => {
-    const own = cell.gatewayCpu.get(name);
-    const child = cell.childCpu.get(name);
-    return (
-      (own ? `; gateway ${fmt(medianOfNumbers(own) * 1e6, 0)} µs CPU/req` : '') +
-      (child ? `, its database process ${fmt(medianOfNumbers(child) * 1e6, 0)} µs` : '') +
-      postgresNote(cell.postgresCpu.get(name))
-    );
-  };
+  const cpu = (cell: Measured, name: string): string => cpuNote(cell.gatewayCpu.get(name), cell.childCpu.get(name)) + postgresNote(cell.postgresCpu.get(name));
 
   try {
     // Stateless, non-streamed, c = 64: throughput against the floor's on the same request.
