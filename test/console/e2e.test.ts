@@ -248,6 +248,26 @@ for (const backend of BACKENDS) {
       void privateRun;
     });
 
+    it('a first page of runs that fails shows the error and none of the rows listed for the earlier filters', async () => {
+      await nav(page, 'Runs');
+      const table = page.getByRole('table', { name: 'Runs' });
+      await waitForText(table, /Admin private/);
+      await page.route(/\/v1\/runs\?/, (route) =>
+        route.fulfill({ status: 500, contentType: 'application/json', body: JSON.stringify({ error: { message: 'runs unavailable', type: 'server_error' } }) }),
+      );
+      try {
+        await page.getByRole('button', { name: 'Apply filters' }).click();
+        await waitForText(page.getByRole('alert'), /runs unavailable/);
+        await waitForText(table, /No runs match/);
+        assert.equal(await table.getByRole('link').count(), 0, 'no run of the earlier answer is still listed');
+      } finally {
+        await page.unroute(/\/v1\/runs\?/);
+      }
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      await waitForText(table, /Admin private/);
+      assert.equal(await page.getByRole('alert').count(), 0);
+    });
+
     it('filters the audit by operation and status, newest first', async () => {
       await nav(page, 'Audit');
       const table = page.getByRole('table', { name: 'Audit records' });
@@ -298,6 +318,60 @@ for (const backend of BACKENDS) {
       await waitForText(page.getByRole('list', { name: 'Input items' }), /Replay me please/);
       await page.getByRole('list', { name: 'Output items' }).waitFor();
       await shot(page, 'conversation');
+    });
+
+    it('pages stored responses and the filtered audit with More, each page once, the filters kept', async () => {
+      // 55 stored responses: three pages of the Conversations list (20 a page), two of the audit (50 a page).
+      const mine: string[] = [];
+      for (let i = 0; i < 55; i += 1)
+        mine.push(
+          (
+            await api('admin')
+              .post('/v1/responses')
+              .send({ model: 'demo', input: `Page me ${i}`, store: true })
+              .expect(200)
+          ).body.id,
+        );
+      const rowCount = (label: string) => page.locator(`table[aria-label="${label}"] tbody tr`).count();
+      // Expressions, not functions: the tests compile without the DOM library.
+      const rowsOf = (label: string) => `[...document.querySelectorAll('table[aria-label="${label}"] tbody tr')]`;
+      const moreRowsThan = (label: string, n: number) => page.waitForFunction(`${rowsOf(label)}.length > ${n}`);
+      const more = page.getByRole('button', { name: 'More' });
+
+      await nav(page, 'Conversations');
+      const stored = page.getByRole('table', { name: 'Stored responses' });
+      await stored.getByRole('link', { name: mine[54]!, exact: true }).waitFor();
+      assert.equal(await rowCount('Stored responses'), 20);
+      for (let pages = 1; (await more.count()) > 0; pages += 1) {
+        assert.ok(pages < 10, 'the list ends');
+        const before = await rowCount('Stored responses');
+        await more.click();
+        await moreRowsThan('Stored responses', before);
+      }
+      const listed = await stored.locator('tbody tr th a').allInnerTexts();
+      assert.equal(new Set(listed).size, listed.length, 'no response listed twice');
+      assert.deepEqual(
+        listed.filter((id) => mine.includes(id)),
+        [...mine].reverse(),
+        'every one, newest first',
+      );
+
+      const auditAnswer = (test: (url: string) => boolean) => page.waitForResponse((r) => r.url().includes('/v1/admin/audit?') && test(r.url()));
+      const unfiltered = auditAnswer(() => true);
+      await nav(page, 'Audit');
+      await unfiltered;
+      await page.getByLabel('Operation').fill('createResponse');
+      const firstPage = auditAnswer((url) => url.includes('operationId=createResponse') && !url.includes('after='));
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      await firstPage;
+      await page.waitForFunction(`${rowsOf('Audit records')}.filter((row) => row.textContent.includes('createResponse')).length === 50`);
+      const secondPage = auditAnswer((url) => url.includes('operationId=createResponse') && url.includes('after='));
+      await more.click();
+      await secondPage;
+      await moreRowsThan('Audit records', 50);
+      const texts = await page.getByRole('table', { name: 'Audit records' }).locator('tbody tr').allInnerTexts();
+      assert.ok(texts.length >= 56, `${texts.length} records`);
+      for (const text of texts) assert.match(text, /createResponse/, 'the second page keeps the filter');
     });
 
     it("shows the organization's DLP policy read-only", async () => {
