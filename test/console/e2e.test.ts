@@ -274,6 +274,12 @@ for (const backend of BACKENDS) {
       await waitForText(table, /createRun/);
       await page.getByLabel('Operation').fill('createRun');
       await page.getByRole('button', { name: 'Apply filters' }).click();
+      // The unfiltered rows stay listed until the filtered page arrives: wait for them to go.
+      await table
+        .locator('tbody tr')
+        .filter({ hasNotText: /createRun/ })
+        .first()
+        .waitFor({ state: 'detached' });
       await waitForText(table, /createRun/);
       const texts = await table.locator('tbody tr').allInnerTexts();
       assert.ok(texts.length >= 3, texts.join('\n'));
@@ -332,21 +338,18 @@ for (const backend of BACKENDS) {
               .expect(200)
           ).body.id,
         );
-      const rowCount = (label: string) => page.locator(`table[aria-label="${label}"] tbody tr`).count();
-      // Expressions, not functions: the tests compile without the DOM library.
-      const rowsOf = (label: string) => `[...document.querySelectorAll('table[aria-label="${label}"] tbody tr')]`;
-      const moreRowsThan = (label: string, n: number) => page.waitForFunction(`${rowsOf(label)}.length > ${n}`);
+      const rowsOf = (label: string) => page.getByRole('table', { name: label }).locator('tbody tr');
       const more = page.getByRole('button', { name: 'More' });
 
       await nav(page, 'Conversations');
       const stored = page.getByRole('table', { name: 'Stored responses' });
       await stored.getByRole('link', { name: mine[54]!, exact: true }).waitFor();
-      assert.equal(await rowCount('Stored responses'), 20);
+      assert.equal(await rowsOf('Stored responses').count(), 20);
       for (let pages = 1; (await more.count()) > 0; pages += 1) {
         assert.ok(pages < 10, 'the list ends');
-        const before = await rowCount('Stored responses');
+        const before = await rowsOf('Stored responses').count();
         await more.click();
-        await moreRowsThan('Stored responses', before);
+        await rowsOf('Stored responses').nth(before).waitFor();
       }
       const listed = await stored.locator('tbody tr th a').allInnerTexts();
       assert.equal(new Set(listed).size, listed.length, 'no response listed twice');
@@ -356,21 +359,23 @@ for (const backend of BACKENDS) {
         'every one, newest first',
       );
 
-      const auditAnswer = (test: (url: string) => boolean) => page.waitForResponse((r) => r.url().includes('/v1/admin/audit?') && test(r.url()));
-      const unfiltered = auditAnswer(() => true);
+      const audit = rowsOf('Audit records');
       await nav(page, 'Audit');
-      await unfiltered;
+      await audit
+        .filter({ hasNotText: /createResponse/ })
+        .first()
+        .waitFor();
       await page.getByLabel('Operation').fill('createResponse');
-      const firstPage = auditAnswer((url) => url.includes('operationId=createResponse') && !url.includes('after='));
       await page.getByRole('button', { name: 'Apply filters' }).click();
-      await firstPage;
-      await page.waitForFunction(`${rowsOf('Audit records')}.filter((row) => row.textContent.includes('createResponse')).length === 50`);
-      const secondPage = auditAnswer((url) => url.includes('operationId=createResponse') && url.includes('after='));
+      await audit
+        .filter({ hasNotText: /createResponse/ })
+        .first()
+        .waitFor({ state: 'detached' });
+      assert.equal(await audit.count(), 50);
       await more.click();
-      await secondPage;
-      await moreRowsThan('Audit records', 50);
-      const texts = await page.getByRole('table', { name: 'Audit records' }).locator('tbody tr').allInnerTexts();
-      assert.ok(texts.length >= 56, `${texts.length} records`);
+      await audit.nth(50).waitFor();
+      const texts = await audit.allInnerTexts();
+      assert.ok(texts.length >= 55, `${texts.length} records`);
       for (const text of texts) assert.match(text, /createResponse/, 'the second page keeps the filter');
     });
 
