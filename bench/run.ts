@@ -797,7 +797,7 @@ async function responsesPoints(input: ResponsesPointsInput): Promise<void> {
       const ok = log.status === 'completed' && log.events === expected && log.deltas === CHUNKS && wholeLog;
       const waited = log.waitedMs >= 100 ? ` (final state stored ${fmt(log.waitedMs / 1000, 1)} s after the check began)` : '';
       const inPostgres = counted
-        ? `; in PostgreSQL ${counted.rows} rows for it, ${counted.events} rows for ${counted.responses} stored responses (${counted.completed} completed, ${counted.inProgress} in progress, ${fmt(counted.events / counted.completed, 2)} rows per completed one)`
+        ? `; in PostgreSQL ${counted.rows} events for it, ${counted.events} events in ${counted.chunks} rows for ${counted.responses} stored responses (${counted.completed} completed, ${counted.inProgress} in progress, ${fmt(counted.events / counted.completed, 2)} events and ${fmt(counted.chunks / counted.completed, 2)} rows per completed one)`
         : '';
       checks
         .get(gateway.store)!
@@ -861,21 +861,32 @@ async function countPostgresEvents(
   url: string,
   responseId: string,
   settleMs = 10_000,
-): Promise<{ rows: number; events: number; responses: number; completed: number; inProgress: number }> {
+): Promise<{ rows: number; events: number; chunks: number; responses: number; completed: number; inProgress: number }> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     const started = Date.now();
     for (;;) {
-      const all = await client.query<{ events: number; responses: number; completed: number; in_progress: number }>(
-        `SELECT (SELECT count(*) FROM response_events)::int AS events, (SELECT count(*) FROM responses)::int AS responses,
+      const all = await client.query<{ events: number; chunks: number; responses: number; completed: number; in_progress: number }>(
+        `SELECT (SELECT coalesce(sum(json_array_length(events)), 0) FROM response_events)::int AS events,
+                (SELECT count(*) FROM response_events)::int AS chunks, (SELECT count(*) FROM responses)::int AS responses,
                 (SELECT count(*) FROM responses WHERE status = 'completed')::int AS completed,
                 (SELECT count(*) FROM responses WHERE status = 'in_progress')::int AS in_progress`,
       );
       const totals = all.rows[0]!;
       if (totals.in_progress === 0 || Date.now() - started >= settleMs) {
-        const one = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM response_events WHERE response_id = $1', [responseId]);
-        return { rows: one.rows[0]!.n, events: totals.events, responses: totals.responses, completed: totals.completed, inProgress: totals.in_progress };
+        const one = await client.query<{ n: number }>(
+          'SELECT coalesce(sum(json_array_length(events)), 0)::int AS n FROM response_events WHERE response_id = $1',
+          [responseId],
+        );
+        return {
+          rows: one.rows[0]!.n,
+          events: totals.events,
+          chunks: totals.chunks,
+          responses: totals.responses,
+          completed: totals.completed,
+          inProgress: totals.in_progress,
+        };
       }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }

@@ -20,6 +20,7 @@ import { assemblePipeline } from './pipeline/assemble';
 import type { Clock } from './pipeline/plugin';
 import { ModelCalls } from './model-call/model-calls';
 import { createCompaction } from './conversations/create-compaction';
+import { createSignInLimit } from './console/sign-in-limit';
 import { DashboardPngRenderer } from './dashboards/png-renderer';
 import { ConfigModelRouter } from './providers/router';
 import type { ModelRouter } from './providers/types';
@@ -124,6 +125,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     now: () => clock.now(),
     active: runEngine.active,
     live: responseStreams.live,
+    tracing,
   });
   const modelCalls = new ModelCalls(models);
   const compaction = createCompaction({ config, store: deps.store, models, modelCalls, metrics });
@@ -149,6 +151,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     ),
     tools,
     tracing,
+    signInLimit: createSignInLimit(config, redis, deps.logger),
     readiness: {},
   };
   if (redis) services.readiness['redis'] = async () => void (await redis.get().ping());
@@ -204,6 +207,7 @@ export async function buildApp(config: GatewayConfig, deps: AppDeps): Promise<Ga
     services,
     async close() {
       await pipeline.close();
+      services.signInLimit?.close();
       await tools.close();
       // The event log writes what it holds while the store and Redis are still open.
       await responseStreams.close();

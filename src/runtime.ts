@@ -98,7 +98,7 @@ async function startConsumer(services: AppServices, closers: Closer[], options: 
     ...(options.redactorFor ? { redactorFor: options.redactorFor } : dlpRedactors(services)),
   });
   const processor: JobProcessor = {
-    run: (runId) => executor.execute(runId),
+    run: (runId, trace) => executor.execute(runId, trace),
     schedule: (agentId, triggerIndex, firedAt) => fireSchedule({ store, runs: services.runs, logger }, agentId, triggerIndex, firedAt),
   };
   const consumer = await runEngine.queue.consume(processor, config.queue.concurrency);

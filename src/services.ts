@@ -9,6 +9,7 @@ import type { Pipeline } from './pipeline/assemble';
 import type { ModelRouter } from './providers/types';
 import type { ModelCalls } from './model-call/model-calls';
 import type { ConversationCompaction } from './conversations/compaction';
+import type { SignInLimit } from './console/sign-in-limit';
 import type { DashboardPngRenderer } from './dashboards/png-renderer';
 import type { RedisProvider } from './queue/redis';
 import type { OutputItemCache } from './responses/output-item-cache';
@@ -45,6 +46,8 @@ export interface AppServices {
   readonly tools: Tools;
   /** OpenTelemetry tracing when `telemetry.otlp` is configured, else null (no span work at all). */
   readonly tracing: Tracing | null;
+  /** Requests per client address to the console's public sign-in routes (console.signInRateLimit), null when off. */
+  readonly signInLimit: SignInLimit | null;
   /** Extra readiness checks by name (e.g. queue), each resolving when its dependency is reachable. */
   readonly readiness: Record<string, () => Promise<void>>;
 }

@@ -90,7 +90,7 @@ export default definePlugin<AuthConfig>({
   },
   create(partial, deps) {
     const config = { ...AUTH_DEFAULTS, ...partial };
-    const resolver = new KeyResolver(deps.store.keys, deps.logger, config);
+    const resolver = new KeyResolver(deps.store.keys, deps.logger, config, deps.config.evaluation.model);
     const touches = new TouchBatcher(deps.store.keys, deps.logger, config.touchFlushMs);
     const unsubscribe = onKeyRevoked(deps.store.keys, (keyId) => resolver.evict(keyId));
     // Console sessions exist only with OpenID Connect sign-in configured; without it, a session token is just an unknown key.

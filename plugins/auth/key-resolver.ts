@@ -5,7 +5,7 @@ import type { KeyRepository } from '../../src/store/port';
 import type { Principal } from '../../src/store/types';
 import { CredentialResolver, type CredentialResolution, type CredentialResolverOptions } from './credential-resolver';
 
-async function lookupKey(keys: KeyRepository, hash: string): Promise<CredentialResolution | null> {
+async function lookupKey(keys: KeyRepository, hash: string, evaluationModel: string | undefined): Promise<CredentialResolution | null> {
   const resolved = await keys.resolve(hash);
   if (!resolved) return null;
   const principal: Principal = Object.freeze({
@@ -15,6 +15,8 @@ async function lookupKey(keys: KeyRepository, hash: string): Promise<CredentialR
     role: resolved.user.role,
     groups: Object.freeze([...resolved.groups]) as string[],
     models: resolved.key.models === null ? null : Object.freeze([...resolved.key.models]),
+    // With an allow-list, the judge's model bounds which agents the key reaches (src/store/agent-models.ts).
+    ...(resolved.key.models !== null && evaluationModel !== undefined ? { evaluationModel } : {}),
     // The key's token and cost budgets, for the budgets plugin (none: no lookup per call).
     keyBudgets: Object.freeze([...resolved.key.budgets]),
   });
@@ -22,7 +24,8 @@ async function lookupKey(keys: KeyRepository, hash: string): Promise<CredentialR
 }
 
 export class KeyResolver extends CredentialResolver {
-  constructor(keys: KeyRepository, logger: Logger, options: CredentialResolverOptions) {
-    super({ kind: 'key', lookup: (hash) => lookupKey(keys, hash), revokedSince: (since) => keys.revokedSince(since) }, logger, options);
+  /** `evaluationModel`: the configured judge model (evaluation.model), when one is. */
+  constructor(keys: KeyRepository, logger: Logger, options: CredentialResolverOptions, evaluationModel?: string) {
+    super({ kind: 'key', lookup: (hash) => lookupKey(keys, hash, evaluationModel), revokedSince: (since) => keys.revokedSince(since) }, logger, options);
   }
 }

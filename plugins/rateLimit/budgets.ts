@@ -1,6 +1,6 @@
 import type { OrganizationConfig } from '../../src/config/types';
 import type { Principal } from '../../src/store/types';
-import type { Budget } from './sliding-window';
+import type { Budget } from '../../src/limits/sliding-window';
 
 interface OrgLimits {
   readonly orgBudget: Budget | null;

@@ -2,13 +2,11 @@
 // the inline queue and in Redis with bullmq (one budget across every gateway process). Exceeding one
 // gives 429 with Retry-After in the envelope of the path family.
 import { GatewayError } from '../../src/http/errors';
-import { errorFields } from '../../src/log/logger';
+import { createRequestCounter } from '../../src/limits/request-counter';
+import type { Budget, Verdict } from '../../src/limits/sliding-window';
 import { definePlugin } from '../../src/pipeline/plugin';
 import type { Principal } from '../../src/store/types';
 import { BudgetTable, describeBudget } from './budgets';
-import { MemoryCounter } from './memory-counter';
-import { RedisCounter } from './redis-counter';
-import { ADMITTED, type Budget, type Verdict } from './sliding-window';
 
 export interface RateLimitConfig {
   enabled: boolean;
@@ -16,10 +14,6 @@ export interface RateLimitConfig {
 }
 
 export const RATE_LIMIT_DEFAULTS: RateLimitConfig = { enabled: true, redisTimeoutMs: 250 };
-
-/** ioredis states in which a command can still be answered soon (else fail open at once). */
-const USABLE = new Set(['wait', 'connecting', 'connect', 'ready']);
-const FAIL_OPEN_LOG_EVERY_MS = 10_000;
 
 function rejection(verdict: Verdict, budgets: readonly Budget[], principal: Principal): GatewayError {
   const seconds = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
@@ -54,59 +48,33 @@ export default definePlugin<RateLimitConfig>({
   create(partial, deps) {
     const config = { ...RATE_LIMIT_DEFAULTS, ...partial };
     const table = new BudgetTable(deps.config.organizations);
-    const redis = deps.redis;
-
-    if (redis === null) {
-      const memory = new MemoryCounter();
-      return {
-        onRequest(ctx) {
-          if (!ctx.principal) return;
-          const budgets = table.budgetsOf(ctx.principal);
-          if (budgets.length === 0) return;
-          const verdict = memory.hit(budgets);
-          if (verdict.denied >= 0) throw rejection(verdict, budgets, ctx.principal);
-        },
-        async close() {
-          memory.close();
-        },
-      };
-    }
-
-    const counter = new RedisCounter(() => redis.get(), `${deps.config.queue.prefix}:rl:`);
-    let lastFailOpenLog = 0;
-    const failOpen = (reason: string, err?: unknown): Verdict => {
-      const now = Date.now();
-      if (now - lastFailOpenLog >= FAIL_OPEN_LOG_EVERY_MS) {
-        lastFailOpenLog = now;
-        deps.logger.warn('rate limit counters unavailable: admitting requests uncounted', { plugin: 'rateLimit', reason, ...errorFields(err) });
-      }
-      return ADMITTED;
-    };
-    const hit = (budgets: readonly Budget[]): Promise<Verdict> => {
-      if (!USABLE.has(redis.get().status)) return Promise.resolve(failOpen('redis not connected'));
-      return new Promise<Verdict>((resolve) => {
-        const timer = setTimeout(() => resolve(failOpen('redis timeout')), config.redisTimeoutMs);
-        counter.hit(budgets).then(
-          (verdict) => {
-            clearTimeout(timer);
-            resolve(verdict);
-          },
-          (err: unknown) => {
-            clearTimeout(timer);
-            resolve(failOpen('redis error', err));
-          },
-        );
-      });
-    };
-    redis.get(); // connect now rather than on the first request
+    // The counters (src/limits/) are the core's: the console's sign-in limit counts with them too.
+    const counter = createRequestCounter({
+      redis: deps.redis,
+      prefix: `${deps.config.queue.prefix}:rl:`,
+      timeoutMs: config.redisTimeoutMs,
+      logger: deps.logger,
+      logFields: { plugin: 'rateLimit' },
+    });
 
     return {
-      async onRequest(ctx) {
-        if (!ctx.principal) return;
-        const budgets = table.budgetsOf(ctx.principal);
+      onRequest(ctx) {
+        const principal = ctx.principal;
+        if (!principal) return;
+        const budgets = table.budgetsOf(principal);
         if (budgets.length === 0) return;
-        const verdict = await hit(budgets);
-        if (verdict.denied >= 0) throw rejection(verdict, budgets, ctx.principal);
+        const verdict = counter.hit(budgets);
+        // In memory the verdict is at hand: no promise on the request path.
+        if (!(verdict instanceof Promise)) {
+          if (verdict.denied >= 0) throw rejection(verdict, budgets, principal);
+          return;
+        }
+        return verdict.then((counted) => {
+          if (counted.denied >= 0) throw rejection(counted, budgets, principal);
+        });
+      },
+      async close() {
+        counter.close();
       },
     };
   },

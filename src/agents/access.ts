@@ -3,6 +3,7 @@
 // distinguished on the agent and run endpoints); visibility itself is decided in the store query.
 import type { RequestContext } from '../pipeline/context';
 import { GatewayError } from '../http/errors';
+import { agentModelScope, definitionAllowed } from '../store/agent-models';
 import type { Store } from '../store/port';
 import type { Principal, VisibleAgent, VisibleRun } from '../store/types';
 
@@ -50,4 +51,20 @@ export async function requireEditOnRunAgent(store: Store, principal: Principal, 
     if (agent?.permissions.includes('edit')) return;
   }
   throw new GatewayError('forbidden', `Edit permission on agent ${run.agentId} is required to change run ${run.id}.`);
+}
+
+/**
+ * For retry, which executes the run's own agent version again: that version may route through models
+ * other than the agent's current ones (which made the run visible), so a key with a model allow-list
+ * needs it within the list too (else 403: the run is visible to it). A missing version passes: the
+ * execution then fails without calling any model.
+ */
+export async function requireRunVersionWithinKey(store: Store, principal: Principal, run: VisibleRun): Promise<void> {
+  if (!agentModelScope(principal)) return;
+  const version = await store.agents.getVersion(run.agentId, run.agentVersion);
+  if (!version || definitionAllowed(principal, version.definition)) return;
+  throw new GatewayError(
+    'forbidden',
+    `Run ${run.id} ran version ${run.agentVersion} of agent ${run.agentId}, which uses a model this key may not call; restart the run to run the agent's current version.`,
+  );
 }

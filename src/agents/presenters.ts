@@ -1,6 +1,7 @@
 // Records -> the wire shapes of the spec (Agent list item, Agent detail, Run) and of OpenAI's
 // conversation items. Field names and nullability follow the spec's resource tables exactly.
 import type { Permission } from '../config/types';
+import { isJudged } from '../store/agent-models';
 import type { AgentRecord, ConversationItemRecord, RunRecord, VisibleAgent } from '../store/types';
 
 const PERMISSION_ORDER: readonly Permission[] = ['view', 'edit', 'delete', 'share'];
@@ -30,7 +31,7 @@ export function presentAgentListItem(agent: VisibleAgent) {
  */
 export function modelsInUse(agent: AgentRecord, evaluationModel: string | undefined): string[] {
   const models = [agent.model];
-  const judged = agent.steps.some((s) => s.objective !== undefined && s.objective !== '');
+  const judged = agent.steps.some(isJudged);
   if (judged && evaluationModel !== undefined && evaluationModel !== agent.model) models.push(evaluationModel);
   return models;
 }

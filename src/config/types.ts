@@ -164,6 +164,11 @@ export interface ConsoleOidcConfig {
 export interface ConsoleConfig {
   /** Lifetime of a console session token, in seconds (default 12 hours). */
   sessionTtlSeconds: number;
+  /**
+   * Requests a minute each client address may make to the public sign-in routes (OIDC login and
+   * callback, the ticket exchange); 0: no limit.
+   */
+  signInRateLimit: number;
   oidc?: ConsoleOidcConfig;
 }
 

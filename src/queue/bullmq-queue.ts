@@ -52,7 +52,8 @@ export class BullmqQueue implements RunQueue {
   }
 
   async enqueue(runId: string, options: EnqueueOptions = {}): Promise<void> {
-    await this.queue.add('run', { kind: 'run', runId }, { jobId: options.key ?? runId });
+    const data: QueueJob = options.trace ? { kind: 'run', runId, trace: options.trace } : { kind: 'run', runId };
+    await this.queue.add('run', data, { jobId: options.key ?? runId });
   }
 
   async consume(processor: JobProcessor, concurrency: number): Promise<QueueConsumer> {
@@ -60,7 +61,8 @@ export class BullmqQueue implements RunQueue {
       RUN_QUEUE_NAME,
       async (job: Job<QueueJob>) => {
         const data = job.data;
-        if (data.kind === 'run') return processor.run(data.runId);
+        // The trace context rides in the job's data, so a worker in any process continues the trigger's trace.
+        if (data.kind === 'run') return processor.run(data.runId, data.trace);
         // Scheduler-made jobs carry the template's data; the tick is the job's timestamp.
         return processor.schedule(data.agentId, data.triggerIndex, new Date(job.timestamp).toISOString());
       },

@@ -1,6 +1,7 @@
 // The `inline` driver: jobs are executed in this process, at most `concurrency` at once. Jobs are held
 // in memory only; that is enough because the run row is the source of truth: at start the runtime
 // re-enqueues every run left in progress (recovery), so a restart loses nothing.
+import { AsyncResource } from 'node:async_hooks';
 import { CronExpressionParser } from 'cron-parser';
 import type { Logger } from 'winston';
 import { errorFields } from '../log/logger';
@@ -24,11 +25,16 @@ export class InlineQueue implements RunQueue {
   private concurrency = 1;
   private closed = false;
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /**
+   * The async context jobs execute in: the queue's own, not that of whichever request enqueued or
+   * drained them (else a schedule firing after a request's run would start its run in that request's trace).
+   */
+  private readonly scope = new AsyncResource('agw.inline-queue');
 
   constructor(private readonly logger: Logger) {}
 
   async enqueue(runId: string, options: EnqueueOptions = {}): Promise<void> {
-    this.push(options.key ?? runId, { kind: 'run', runId });
+    this.push(options.key ?? runId, options.trace ? { kind: 'run', runId, trace: options.trace } : { kind: 'run', runId });
   }
 
   private push(key: string, job: QueueJob): void {
@@ -44,18 +50,20 @@ export class InlineQueue implements RunQueue {
     while (!this.closed && this.active.size < this.concurrency) {
       const next = this.waiting.shift();
       if (!next) return;
-      const task = this.execute(processor, next).finally(() => {
-        this.active.delete(task);
-        this.keys.delete(next.key);
-        this.drain();
-      });
+      const task = this.scope
+        .runInAsyncScope(() => this.execute(processor, next))
+        .finally(() => {
+          this.active.delete(task);
+          this.keys.delete(next.key);
+          this.drain();
+        });
       this.active.add(task);
     }
   }
 
   private async execute(processor: JobProcessor, { job }: Pending): Promise<void> {
     try {
-      if (job.kind === 'run') await processor.run(job.runId);
+      if (job.kind === 'run') await processor.run(job.runId, job.trace);
       else await processor.schedule(job.agentId, job.triggerIndex, job.firedAt);
     } catch (err) {
       this.logger.error('queue job failed', { job: job.kind, ...errorFields(err) });

@@ -2,6 +2,7 @@
 // lease); a job only says "look at this run now". Losing or duplicating a job is therefore safe: the
 // executor takes the run's lease before doing anything, and recovery sweeps re-enqueue orphans.
 import type { QueueDriver } from '../config/types';
+import type { TraceContext } from '../telemetry/tracing';
 
 /** A schedule trigger: agent id + index in its `triggers` list, cron and timezone. */
 export interface ScheduleEntry {
@@ -11,12 +12,13 @@ export interface ScheduleEntry {
   timezone: string | undefined;
 }
 
-export type QueueJob = { kind: 'run'; runId: string } | { kind: 'schedule'; agentId: string; triggerIndex: number; firedAt: string };
+/** A run's job; `trace` (tracing on, a triggering request's span): the W3C trace context its execution joins. */
+export type QueueJob = { kind: 'run'; runId: string; trace?: TraceContext } | { kind: 'schedule'; agentId: string; triggerIndex: number; firedAt: string };
 
 /** What a consumer does with jobs. */
 export interface JobProcessor {
-  /** Executes (or continues) the run; resolves when this process is done with it. */
-  run(runId: string): Promise<void>;
+  /** Executes (or continues) the run, in the trace of `trace` when the job carries one; resolves when this process is done with it. */
+  run(runId: string, trace?: TraceContext): Promise<void>;
   /** A schedule trigger fired: starts a run. */
   schedule(agentId: string, triggerIndex: number, firedAt: string): Promise<void>;
 }
@@ -33,6 +35,8 @@ export interface EnqueueOptions {
    * retries and recoveries pass a key with a suffix so a finished job of the same run does not block them.
    */
   key?: string;
+  /** The trigger's W3C trace context (tracing on), carried in the job for the run's execution to join. */
+  trace?: TraceContext;
 }
 
 export interface QueueConsumer {

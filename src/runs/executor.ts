@@ -35,7 +35,7 @@ import { RunResponseStream } from './run-response-stream';
 import { runErrorOf, type RunError } from './run-errors';
 import { endRun, TIMEOUT_ERROR, type TransitionDeps } from './transitions';
 import { GEN_AI_AGENT_ID, GEN_AI_AGENT_NAME, GEN_AI_CONVERSATION_ID, GEN_AI_OPERATION_NAME, startModelCallSpan } from '../telemetry/gen-ai';
-import type { TraceSpan, Tracing } from '../telemetry/tracing';
+import type { TraceContext, TraceSpan, Tracing } from '../telemetry/tracing';
 
 /** Redacts prompt text per the organization's DLP policy (null: the policy is off). */
 export type Redactor = (text: string) => string;
@@ -111,8 +111,11 @@ export class RunExecutor {
     return new Date(this.deps.now().getTime() + offsetMs).toISOString();
   }
 
-  /** Executes or continues the run if it is in progress and nobody else holds it. */
-  async execute(runId: string): Promise<void> {
+  /**
+   * Executes or continues the run if it is in progress and nobody else holds it; `trace` (its job's,
+   * tracing on): the trigger's trace context, which the execution's span joins.
+   */
+  async execute(runId: string, trace?: TraceContext): Promise<void> {
     // Claimed before anything else, synchronously: a second job for a run executing here returns at once.
     const controller = this.deps.active.claim(runId);
     if (!controller) {
@@ -120,13 +123,13 @@ export class RunExecutor {
       return;
     }
     try {
-      await this.executeClaimed(runId, controller);
+      await this.executeClaimed(runId, controller, trace);
     } finally {
       this.deps.active.unregister(runId, controller);
     }
   }
 
-  private async executeClaimed(runId: string, controller: AbortController): Promise<void> {
+  private async executeClaimed(runId: string, controller: AbortController, trace: TraceContext | undefined): Promise<void> {
     const { store } = this.deps;
     const current = await store.runs.get(runId);
     if (!current || current.status !== 'in_progress') return;
@@ -155,7 +158,7 @@ export class RunExecutor {
     const deadline = setTimeout(() => stop('timeout'), Math.max(0, Date.parse(run.deadlineAt) - this.deps.now().getTime()));
     const renew = setInterval(() => void this.renew(fence, stop), Math.max(250, Math.floor(this.deps.leaseMs / 3)));
     let stream: RunResponseStream | null = null;
-    const span = this.executionSpan(run, version.definition);
+    const span = this.executionSpan(run, version.definition, trace);
     try {
       stream = await this.openStream(run);
       const steps = () => this.runSteps(run, fence, version.definition, signal, stream);
@@ -174,13 +177,15 @@ export class RunExecutor {
   }
 
   /**
-   * The span of one execution of a run, `invoke_agent {agent name}`: the root of its own trace (a run
-   * executes later than, and often in another process than, the request that started it), the parent
-   * of its steps' spans. Null when tracing is off.
+   * The span of one execution of a run, `invoke_agent {agent name}`, the parent of its steps' spans: a
+   * child of the trigger's span when the job carried its trace context (the request that started the
+   * run, a retry's), else (a schedule, a run recovered by a sweep) the root of its own trace, never a
+   * child of whatever span happens to be active here. Null when tracing is off.
    */
-  private executionSpan(run: RunRecord, agent: AgentDefinition): TraceSpan | null {
+  private executionSpan(run: RunRecord, agent: AgentDefinition, trace: TraceContext | undefined): TraceSpan | null {
     const tracing = this.deps.tracing;
     if (!tracing) return null;
+    // One run is one job, consumed alone: parent-child, as OpenTelemetry's messaging conventions allow for a single message (links are for batches).
     return tracing.start(
       `invoke_agent ${agent.name}`,
       'internal',
@@ -194,7 +199,7 @@ export class RunExecutor {
         'agw.run.trigger': run.trigger,
         'agw.org_id': run.orgId,
       },
-      { root: true },
+      trace ? { parent: trace } : { root: true },
     );
   }
 

@@ -13,6 +13,7 @@ import type { RunQueue } from '../queue/port';
 import type { LiveEvents } from '../responses';
 import type { Store } from '../store/port';
 import type { Principal, RunRecord, RunStatus } from '../store/types';
+import type { TraceContext, Tracing } from '../telemetry/tracing';
 import type { ActiveRuns } from './active-runs';
 import { newConversationId, newRunId } from './ids';
 import { acceptInputs } from './inputs';
@@ -30,6 +31,8 @@ export interface RunServiceDeps {
   active: ActiveRuns;
   /** Live events of responses: a cancelled run started through the Responses interface ends its response's stream. */
   live?: LiveEvents;
+  /** Tracing (null or absent: off): a run's job carries its trigger's trace context. */
+  tracing?: Tracing | null;
 }
 
 function conflict(run: RunRecord, status: RunStatus | undefined, action: string, needed: RunStatus): GatewayError {
@@ -41,8 +44,10 @@ export function createRunService(deps: RunServiceDeps): RunService {
 
   /** The job is a hint: when enqueueing fails the committed run stays in progress and the recovery sweep picks it up. */
   async function enqueue(runId: string, key?: string): Promise<void> {
+    // Tracing on: the active span (the triggering request's) goes with the job; off: nothing is read.
+    const trace: TraceContext | null = deps.tracing ? deps.tracing.context() : null;
     try {
-      await queue.enqueue(runId, key ? { key } : {});
+      await queue.enqueue(runId, { ...(key ? { key } : {}), ...(trace ? { trace } : {}) });
     } catch (err) {
       logger.warn('run could not be enqueued; recovery will pick it up', { runId, errorName: err instanceof Error ? err.name : 'unknown' });
     }

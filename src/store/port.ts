@@ -130,9 +130,12 @@ export interface AgentRepository {
   upsert(agent: AgentUpsert): Promise<AgentUpsertResult>;
   /** Soft-deletes the organization's agents whose ids are not in `keep`; returns the ids deleted. */
   softDeleteExcept(keep: readonly string[], at: string): Promise<string[]>;
-  /** Agents the principal may see (creator, shared user/group, org admin), not deleted, newest first, at most `limit`. */
+  /**
+   * Agents the principal may see (creator, shared user/group, org admin) and, for a key with a model
+   * allow-list, whose models are within it (agent-models.ts), not deleted, newest first, at most `limit`.
+   */
   listVisible(principal: Principal, limit: number): Promise<VisibleAgent[]>;
-  /** One agent if the principal may see it and it is not deleted. */
+  /** One agent if the principal may see it (listVisible's rule) and it is not deleted. */
   getVisible(principal: Principal, agentId: string): Promise<VisibleAgent | null>;
   /** System access (workers, triggers): any agent, deleted or not. */
   get(agentId: string): Promise<AgentRecord | null>;
@@ -153,7 +156,8 @@ export interface RunRepository {
   get(runId: string): Promise<RunRecord | null>;
   /**
    * The run if the principal may read it: same organization and (org admin, or the user who triggered
-   * it, or the agent, deleted or not, is visible to them). agentDeleted tells whether to show agentId null.
+   * it, or the agent, deleted or not, is visible to them), and for a key with a model allow-list, its
+   * agent's models within it (agent-models.ts). agentDeleted tells whether to show agentId null.
    */
   getVisible(principal: Principal, runId: string): Promise<VisibleRun | null>;
   /** Newest first by (createdAt, id), keyset-paginated, inclusive date filters. */
@@ -199,7 +203,10 @@ export interface StepVerdictRepository {
 export interface ConversationRepository {
   create(conversation: ConversationRecord): Promise<void>;
   get(id: string): Promise<ConversationRecord | null>;
-  /** Same organization and (owner, org admin, or the backing run is visible). */
+  /**
+   * Same organization and (owner, org admin, or the backing run is visible); a run's conversation, for
+   * a key with a model allow-list, only when the run's agent's models are within it (agent-models.ts).
+   */
   getVisible(principal: Principal, id: string): Promise<ConversationRecord | null>;
   /**
    * Appends items in order, assigning positions. An item whose idempotencyKey already exists in the

@@ -15,6 +15,12 @@ export interface Principal {
    * the organization. Set by the auth plugin from the key used.
    */
   models?: readonly string[] | null;
+  /**
+   * With `models`: the model that judges agent steps (config evaluation.model; absent or null: each
+   * agent's own). An agent with a judged step is visible to the key only when this model is on its
+   * list too (agent-models.ts). Set by the auth plugin with `models`.
+   */
+  evaluationModel?: string | null;
   /** Id of the console session used, when the credential was a console session token (keyId is then null). */
   sessionId?: string;
   /** The budgets of the key used (ApiKeyRecord.budgets), when it has any. */

@@ -67,14 +67,19 @@ class OtelSpan implements TraceSpan {
 }
 
 export async function startOtlpTracing(config: TelemetryOtlpConfig): Promise<Tracing> {
-  const [{ ROOT_CONTEXT, defaultTextMapGetter, trace }, { W3CTraceContextPropagator }, { OTLPTraceExporter }, { resourceFromAttributes }, sdk] =
-    await Promise.all([
-      import('@opentelemetry/api'),
-      import('@opentelemetry/core'),
-      import('@opentelemetry/exporter-trace-otlp-http'),
-      import('@opentelemetry/resources'),
-      import('@opentelemetry/sdk-trace-base'),
-    ]);
+  const [
+    { ROOT_CONTEXT, defaultTextMapGetter, defaultTextMapSetter, trace },
+    { W3CTraceContextPropagator },
+    { OTLPTraceExporter },
+    { resourceFromAttributes },
+    sdk,
+  ] = await Promise.all([
+    import('@opentelemetry/api'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-base'),
+  ]);
   const { BasicTracerProvider, BatchSpanProcessor } = sdk;
   const exporter = new OTLPTraceExporter({ url: config.endpoint, headers: { ...config.headers }, timeoutMillis: config.timeoutMs });
   const provider = new BasicTracerProvider({
@@ -97,8 +102,17 @@ export async function startOtlpTracing(config: TelemetryOtlpConfig): Promise<Tra
       return startSpan(name, 'server', attributes, parent);
     },
     start(name, kind, attributes, options) {
+      if (options?.parent !== undefined) return startSpan(name, kind, attributes, propagator.extract(ROOT_CONTEXT, options.parent, defaultTextMapGetter));
       const active = options?.root === true ? undefined : activeTrace.getStore();
       return startSpan(name, kind, attributes, (active?.context as Context | undefined) ?? ROOT_CONTEXT);
+    },
+    context() {
+      const active = activeTrace.getStore();
+      if (!active) return null;
+      const carrier: { traceparent?: string; tracestate?: string } = {};
+      propagator.inject(active.context as Context, carrier, defaultTextMapSetter);
+      if (carrier.traceparent === undefined) return null;
+      return carrier.tracestate === undefined ? { traceparent: carrier.traceparent } : { traceparent: carrier.traceparent, tracestate: carrier.tracestate };
     },
     async shutdown() {
       if (stopped) return;

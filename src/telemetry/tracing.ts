@@ -28,14 +28,28 @@ export interface TraceSpan {
 
 export type SpanKindName = 'internal' | 'client' | 'server';
 
+/**
+ * A span's W3C trace context as headers, to carry with work that goes on later or in another process
+ * (a queued run's job): plain strings, so it survives any serialization.
+ */
+export interface TraceContext {
+  readonly traceparent: string;
+  readonly tracestate?: string;
+}
+
 export interface Tracing {
   /**
    * The server span of an incoming request, child of the caller's `traceparent` when it is valid
    * (W3C trace context), else a new trace.
    */
   request(name: string, headers: Readonly<Record<string, string | string[] | undefined>>, attributes: Attributes): TraceSpan;
-  /** A span child of the active one (none active, or `root`: a new trace). */
-  start(name: string, kind: SpanKindName, attributes: Attributes, options?: { root?: boolean }): TraceSpan;
+  /**
+   * A span child of the active one (none active, or `root`: a new trace); with `parent`, a child of
+   * that carried context instead (when it is not a valid W3C trace context: a new trace).
+   */
+  start(name: string, kind: SpanKindName, attributes: Attributes, options?: { root?: boolean; parent?: TraceContext }): TraceSpan;
+  /** The W3C trace context of the active span (none active: null), to carry with work done later. */
+  context(): TraceContext | null;
   /** Exports what is still buffered and stops. */
   shutdown(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-// The `console` configuration block: defaults, the OIDC settings' limits, and the uniqueness of the
+// The `console` configuration block: defaults, the OIDC settings' limits, the sign-in rate limit, and the uniqueness of the
 // identities a sign-in maps to a user (one ID token, one user).
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../src/config/load';
@@ -25,9 +25,9 @@ function withUsers(acme: Record<string, unknown>[], other: Record<string, unknow
 }
 
 describe('console configuration', () => {
-  it('defaults to no OIDC and 12-hour sessions; scopes default to "openid email profile"', () => {
+  it('defaults to no OIDC, 12-hour sessions and 30 sign-in requests a minute per address; scopes default to "openid email profile"', () => {
     const plain = testConfig();
-    assert.deepEqual(plain.console, { sessionTtlSeconds: 43200 });
+    assert.deepEqual(plain.console, { sessionTtlSeconds: 43200, signInRateLimit: 30 });
     const config = testConfig({ console: { oidc: OIDC } });
     assert.deepEqual(config.console.oidc, { ...OIDC, scopes: 'openid email profile' });
   });
@@ -37,6 +37,17 @@ describe('console configuration', () => {
     assert.ok(problems({ console: { oidc: { ...OIDC, scopes: 'email profile' } } }).some((p) => p.includes('console.oidc.scopes')));
     assert.ok(problems({ console: { oidc: { ...OIDC, issuer: 'ftp://login.example.com' } } }).some((p) => p.includes('console.oidc.issuer')));
     assert.ok(problems({ console: { sessionTtlSeconds: 10 } }).some((p) => p.includes('console.sessionTtlSeconds')));
+  });
+
+  it('takes signInRateLimit as a whole number of requests a minute, 0 switching the limit off', () => {
+    assert.equal(testConfig({ console: { signInRateLimit: 0 } }).console.signInRateLimit, 0);
+    assert.equal(testConfig({ console: { signInRateLimit: 5 } }).console.signInRateLimit, 5);
+    for (const wrong of [-1, 2.5, 'many']) {
+      assert.ok(
+        problems({ console: { signInRateLimit: wrong } }).some((p) => p.includes('console.signInRateLimit')),
+        String(wrong),
+      );
+    }
   });
 
   it('refuses an oidcSubject or an email (in any case) given to two users, across organizations', () => {

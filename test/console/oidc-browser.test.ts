@@ -139,4 +139,36 @@ describe('console sign-in with OpenID Connect in Chromium', function () {
       await context.close();
     }
   });
+
+  it('a sign-in past console.signInRateLimit comes back to the sign-in page saying so, as does a refused ticket exchange', async () => {
+    const limited = await startTestGateway({
+      store: gw.store,
+      config: {
+        console: { signInRateLimit: 1, oidc: { issuer: provider.issuer, clientId: provider.clientId, clientSecret: provider.clientSecret } },
+        plugins: { auth: { enabled: true } },
+      },
+    });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    try {
+      // The one sign-in request a minute this address (127.0.0.1) has, used up.
+      assert.equal((await fetch(`${limited.url}/console/auth/oidc/login`, { redirect: 'manual' })).status, 302);
+      const page = await context.newPage();
+      await page.goto(`${limited.url}/console/`);
+      await page.getByRole('link', { name: 'Sign in with SSO' }).click();
+      await page.getByRole('alert').filter({ hasText: 'Too many sign-in attempts' }).waitFor({ timeout: 30_000 });
+      assert.equal(new URL(page.url()).search, '', 'the error code is taken out of the address bar');
+      await page.screenshot({ path: path.join(shots, 'oidc-rate-limited.png'), fullPage: true });
+
+      // Back from the provider with a ticket while still over the limit: the page's exchange gets 429.
+      const host = new URL(limited.url).hostname;
+      await context.addCookies([{ name: 'agw_console_ticket', value: 'any-ticket', domain: host, path: '/console/auth' }]);
+      const back = await context.newPage();
+      await back.goto(`${limited.url}/console/`);
+      await back.getByRole('alert').filter({ hasText: 'Too many sign-in attempts' }).waitFor({ timeout: 30_000 });
+      assert.equal(await back.evaluate("sessionStorage.getItem('agw.console.token')"), null);
+    } finally {
+      await context.close();
+      await limited.close();
+    }
+  });
 });

@@ -48,7 +48,12 @@ describe('console sign-in with OpenID Connect (a real provider)', function () {
     provider = await startTestProvider();
     gw = await startTestGateway({
       config: {
-        console: { oidc: { issuer: provider.issuer, clientId: provider.clientId, clientSecret: provider.clientSecret } },
+        console: {
+          oidc: { issuer: provider.issuer, clientId: provider.clientId, clientSecret: provider.clientSecret },
+          // These tests sign in far more often than a person, all from 127.0.0.1 within a minute (the
+          // limit itself: sign-in-limit.test.ts).
+          signInRateLimit: 1000,
+        },
         organizations: organizations(),
         plugins: { auth: { enabled: true }, audit: { enabled: true, flushIntervalMs: 50 } },
       },

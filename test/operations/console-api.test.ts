@@ -2,10 +2,12 @@
 // its rules (shown once, hashed at rest, a member manages only their own keys, models within the
 // organization's and the calling key's, revocation at once, expiry, the allow-list on model calls and
 // GET /v1/models); GET /v1/runs (filters, pages without gaps or dupes, member vs admin visibility);
-// GET /v1/responses; GET /v1/admin/dlp; audit filters and newest-first order.
+// GET /v1/responses; GET /v1/admin/dlp; audit filters and newest-first order; a key's allow-list
+// bounding the agents it reaches (listing, reading, triggering, their runs and run conversations).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { agentUpsert } from '../../src/agents/definition';
 import { hashApiKey } from '../../src/security/keys';
 import type { AuditRecord, ResponseRecord, RunRecord } from '../../src/store/types';
 import { AGENTS, agentsConfig, insertRun } from '../agents/fixtures';
@@ -14,15 +16,36 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway';
 
 type Who = 'admin' | 'member' | 'viewer' | 'outsider';
 
+/** u-member's agents of the allow-list tests: on demo2; on demo without judged steps; on demo2, then demo (versions). */
+const ON_DEMO2 = '77777777-7777-4777-8777-777777777777';
+const ON_DEMO = '88888888-8888-4888-8888-888888888888';
+const REVISED = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa';
+
 describe('console API operations', function () {
   this.timeout(120_000);
   let gw: TestGateway;
 
   before(async () => {
     const config = agentsConfig();
+    const mine = {
+      organization: 'acme',
+      createdBy: 'u-member',
+      description: 'd',
+      instructions: 'Be brief.',
+      steps: [{ prompt: 'Say hi.' }],
+      timeoutSeconds: 60,
+    };
     gw = await startTestGateway({
       config: {
         ...config,
+        agents: [
+          ...(config['agents'] as Record<string, unknown>[]),
+          { ...mine, id: ON_DEMO2, name: 'On demo2', model: 'demo2' },
+          { ...mine, id: ON_DEMO, name: 'On demo', model: 'demo' },
+          { ...mine, id: REVISED, name: 'Revised', model: 'demo2' },
+        ],
+        // The judge of every step with an objective (the agentsConfig agents have one): demo2.
+        evaluation: { model: 'demo2' },
         plugins: { auth: { enabled: true }, dlp: { enabled: true } },
         models: [
           { id: 'demo', provider: 'demo', created: 1700000000 },
@@ -411,6 +434,125 @@ describe('console API operations', function () {
       flat(await get('/v1/admin/audit?status=42'), 400);
       flat(await get('/v1/admin/audit?order=sideways'), 400);
       flat(await get('/v1/admin/audit?order=desc', 'member'), 403);
+    });
+  });
+
+  describe("a key's model allow-list bounds the agents it reaches", () => {
+    let narrow: Record<string, string>; // u-member's key limited to demo
+    let narrowAdmin: Record<string, string>; // u-admin's key limited to demo
+    let hidden: { runId: string; conversationId: string }; // a run of ON_DEMO2 by u-member's unrestricted key
+    let hiddenResponse: string; // resp_run_ of ON_DEMO2, invoked by u-member's unrestricted key
+
+    const as = (headers: Record<string, string>) => ({
+      get: (path: string) => request(gw.url).get(path).set(headers),
+      post: (path: string) => request(gw.url).post(path).set(headers),
+    });
+    async function finished(runId: string, headers: Record<string, string>): Promise<Record<string, unknown>> {
+      for (let i = 0; i < 300; i++) {
+        const res = await as(headers).get(`/v1/runs/${runId}`).expect(200);
+        if (res.body.status !== 'in_progress') return res.body;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`run ${runId} still in progress`);
+    }
+    async function listedRuns(headers: Record<string, string>, query = ''): Promise<string[]> {
+      const ids: string[] = [];
+      let after: string | null = null;
+      do {
+        const res: request.Response = await as(headers)
+          .get(`/v1/runs?limit=7${query}${after ? `&after=${encodeURIComponent(after)}` : ''}`)
+          .expect(200);
+        ids.push(...res.body.items.map((r: { runId: string }) => r.runId));
+        after = res.body.nextCursor;
+      } while (after);
+      return ids;
+    }
+    const notFound = (res: request.Response, what: string) => {
+      flat(res, 404);
+      assert.equal(res.body.message, `${what} not found.`);
+    };
+
+    before(async () => {
+      narrow = bearer((await createKey({ name: 'demo only', models: ['demo'] }).expect(201)).body.key);
+      narrowAdmin = bearer((await createKey({ name: 'admin, demo only', models: ['demo'] }, 'admin').expect(201)).body.key);
+      hidden = (await request(gw.url).post('/v1/agents/runs').set(gw.auth('member')).send({ agentId: ON_DEMO2 }).expect(202)).body;
+      assert.equal((await finished(hidden.runId, gw.auth('member')))['status'], 'success');
+      const invoked = await request(gw.url)
+        .post('/v1/responses')
+        .set(gw.auth('member'))
+        .send({ model: `agent/${ON_DEMO2}`, input: 'hi' })
+        .expect(200);
+      hiddenResponse = invoked.body.id;
+    });
+
+    it('lists and shows only agents whose models are on the list, the judge model included; an unrestricted key as before', async () => {
+      const listed = async (headers: Record<string, string>) =>
+        ((await as(headers).get('/v1/agents/list').expect(200)).body.items as { agentId: string }[]).map((a) => a.agentId);
+      const all = await listed(gw.auth('member'));
+      assert.ok([ON_DEMO2, ON_DEMO, AGENTS.private].every((id) => all.includes(id)));
+      const seen = await listed(narrow);
+      assert.ok(seen.includes(ON_DEMO), 'an agent on demo');
+      assert.ok(!seen.includes(ON_DEMO2), 'not an agent on demo2');
+      assert.ok(!seen.includes(AGENTS.private), 'not an agent on demo whose judged step demo2 evaluates');
+      assert.ok(!(await listed(narrowAdmin)).includes(ON_DEMO2), 'an admin key neither');
+
+      notFound(await as(narrow).get(`/v1/agents/${ON_DEMO2}`), `Agent ${ON_DEMO2}`);
+      notFound(await as(narrow).get(`/v1/agents/${AGENTS.private}`), `Agent ${AGENTS.private}`);
+      notFound(await as(narrow).get(`/v1/agents/${ON_DEMO2}/webhooks`), `Agent ${ON_DEMO2}`);
+      await as(narrow).get(`/v1/agents/${ON_DEMO}`).expect(200);
+      await as(gw.auth('member')).get(`/v1/agents/${ON_DEMO2}`).expect(200);
+      const both = bearer((await createKey({ name: 'demo and demo2', models: ['demo', 'demo2'] }).expect(201)).body.key);
+      await as(both).get(`/v1/agents/${AGENTS.private}`).expect(200);
+    });
+
+    it('cannot trigger such an agent (404 as an unknown agent, also as agent/<id> on /v1/responses); runs one within the list', async () => {
+      notFound(await as(narrow).post('/v1/agents/runs').send({ agentId: ON_DEMO2 }), `Agent ${ON_DEMO2}`);
+      notFound(await as(narrow).post('/v1/agents/runs').send({ agentId: AGENTS.private, inputs: [] }), `Agent ${AGENTS.private}`);
+      const invoked = await as(narrow)
+        .post('/v1/responses')
+        .send({ model: `agent/${ON_DEMO2}`, input: 'hi' });
+      assert.equal(invoked.status, 404, JSON.stringify(invoked.body));
+      assert.equal(invoked.body.error.code, 'model_not_found');
+      assert.equal(invoked.body.error.message, `The model 'agent/${ON_DEMO2}' does not exist or you do not have access to it.`);
+
+      const allowed = (await as(narrow).post('/v1/agents/runs').send({ agentId: ON_DEMO }).expect(202)).body as { runId: string };
+      assert.equal((await finished(allowed.runId, narrow))['status'], 'success');
+      assert.ok((await listedRuns(narrow)).includes(allowed.runId));
+    });
+
+    it("cannot read, list or act on a run of such an agent, though the same user's unrestricted key made it", async () => {
+      await as(gw.auth('member')).get(`/v1/runs/${hidden.runId}`).expect(200);
+      await as(gw.auth('member')).get(`/v1/conversations/${hidden.conversationId}/items`).expect(200);
+      notFound(await as(narrow).get(`/v1/runs/${hidden.runId}`), `Run ${hidden.runId}`);
+      notFound(await as(narrow).get(`/v1/runs/${hidden.runId}/evals`), `Run ${hidden.runId}`);
+      notFound(await as(narrow).post(`/v1/runs/${hidden.runId}/restart`), `Run ${hidden.runId}`);
+      notFound(await as(narrow).post(`/v1/runs/${hidden.runId}/retry`), `Run ${hidden.runId}`);
+      notFound(await as(narrow).post(`/v1/runs/${hidden.runId}/cancel`), `Run ${hidden.runId}`);
+      notFound(await as(narrowAdmin).get(`/v1/runs/${hidden.runId}`), `Run ${hidden.runId}`);
+      const items = await as(narrow).get(`/v1/conversations/${hidden.conversationId}/items`);
+      assert.equal(items.status, 404, JSON.stringify(items.body));
+      await as(gw.auth('member')).get(`/v1/responses/${hiddenResponse}`).expect(200);
+      assert.equal((await as(narrow).get(`/v1/responses/${hiddenResponse}`)).status, 404);
+
+      assert.ok((await listedRuns(gw.auth('member'))).includes(hidden.runId), 'the unrestricted key lists it');
+      assert.ok(!(await listedRuns(narrow)).includes(hidden.runId));
+      assert.deepEqual(await listedRuns(narrow, `&agentId=${ON_DEMO2}`), []);
+      assert.ok((await listedRuns(gw.auth('admin'))).includes(hidden.runId));
+      assert.ok(!(await listedRuns(narrowAdmin)).includes(hidden.runId), 'an admin key neither');
+    });
+
+    it("retry is 403 when the run's own agent version used a model outside the list, though the agent's current one is within it", async () => {
+      // A failed run of version 1 (demo2), then version 2 on demo: the run is visible, its retry would call demo2.
+      const run = await insertRun(gw.store, REVISED, new Date().toISOString(), 'failure', 'u-member');
+      const configured = gw.config.agents.find((a) => a.id === REVISED)!;
+      assert.equal((await gw.store.agents.upsert(agentUpsert({ ...configured, model: 'demo' }, 'Member'))).agent.version, 2);
+      await as(narrow).get(`/v1/runs/${run.id}`).expect(200);
+      const refused = await as(narrow).post(`/v1/runs/${run.id}/retry`);
+      flat(refused, 403);
+      assert.match(refused.body.message, /version 1/);
+      const retried = await as(gw.auth('member')).post(`/v1/runs/${run.id}/retry`).expect(200);
+      assert.equal(retried.body.status, 'in_progress');
+      await finished(run.id, gw.auth('member'));
     });
   });
 });

@@ -1,6 +1,8 @@
 // The inline driver: at most `concurrency` jobs at once, a key queued once while waiting or active,
-// jobs enqueued before a consumer starts are kept for it, schedules fire through the processor.
+// jobs enqueued before a consumer starts are kept for it, schedules fire through the processor, a run's
+// trace context goes with its job, and jobs execute outside the async context of whoever enqueued them.
 import assert from 'node:assert/strict';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createLogger } from '../../src/log/logger';
 import { InlineQueue } from '../../src/queue/inline-queue';
 
@@ -49,5 +51,28 @@ describe('inline queue', () => {
     assert.equal(fired[0]?.agentId, 'agent-1');
     assert.equal(fired[0]?.triggerIndex, 2);
     assert.equal(new Date(fired[0]!.firedAt).getUTCMilliseconds(), 0);
+  });
+
+  it('hands a run its job’s trace context, and executes jobs outside the async context that enqueued them', async () => {
+    const queue = new InlineQueue(logger);
+    // What a request's active span is: an async-local store set around the enqueue.
+    const request = new AsyncLocalStorage<string>();
+    const seen: { runId: string; trace: unknown; store: string | undefined }[] = [];
+    const consumer = await queue.consume(
+      { run: async (runId, trace) => void seen.push({ runId, trace, store: request.getStore() }), schedule: async () => undefined },
+      1,
+    );
+    const trace = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
+    await request.run('request-span', async () => {
+      await queue.enqueue('traced', { trace });
+      await queue.enqueue('plain');
+    });
+    while (seen.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    await consumer.close();
+    await queue.close();
+    assert.deepEqual(seen, [
+      { runId: 'traced', trace, store: undefined },
+      { runId: 'plain', trace: undefined, store: undefined },
+    ]);
   });
 });

@@ -10,6 +10,7 @@ import { filesContract } from './contract/files';
 import { dashboardsContract } from './contract/dashboards';
 import type { StoreHandle } from './contract/fixtures';
 import { identityContract } from './contract/identity';
+import { keyModelsContract } from './contract/key-models';
 import { knowledgeContract } from './contract/knowledge';
 import { lifecycleContract } from './contract/lifecycle';
 import { recordsContract } from './contract/records';
@@ -48,6 +49,7 @@ for (const driver of DRIVERS) {
     consoleSessionsContract(handle);
     agentsContract(handle);
     runsContract(handle);
+    keyModelsContract(handle);
     conversationsContract(handle);
     recordsContract(handle);
     responsesContract(handle);

@@ -2,8 +2,10 @@
 // test runs, a fake upstream provider and a fake run upstream. Span names, parent/child structure
 // (request → model call; run → step → model call / tool call), GenAI attributes and token usage, the
 // W3C traceparent taken from the caller and given to the upstream, no prompt, completion or key text in
-// any export, and the access log's trace ids matching the exported spans. With telemetry off: no SDK
-// loaded, no traceparent to the upstream, access-log lines with the request id and no trace id.
+// any export, and the access log's trace ids matching the exported spans; a run triggered over HTTP
+// executing in its trigger's trace, on both deployments (inline queue in the gateway; BullMQ with a
+// worker process of its own). With telemetry off: no SDK loaded, no traceparent to the upstream, no
+// trace context with a run's job, access-log lines with the request id and no trace id.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,11 +13,15 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { Logger } from 'winston';
 import { createLogger } from '../../src/log/logger';
+import type { EnqueueOptions } from '../../src/queue/port';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../fixtures/otlp-receiver';
 import { startFakeOpenAiUpstream, type FakeOpenAiUpstream } from '../fixtures/upstreams/openai-upstream';
 import { startRunUpstream, type RunUpstream } from '../fixtures/upstreams/run-upstream';
+import { BACKENDS, openBackend, type BackendEnv } from '../helpers/backends';
 import { startTestGateway, testConfig, TEST_KEYS, type TestGateway } from '../helpers/gateway';
-import { runConfig, triggerRun, waitForStatus } from '../runs/helpers';
+import { tempDir } from '../helpers/process';
+import { killAll, startProcess, writeProcessConfig } from '../queue/processes';
+import { AGENT, runConfig, triggerRun, waitFor, waitForStatus } from '../runs/helpers';
 
 type Json = Record<string, unknown>;
 
@@ -153,6 +159,30 @@ describe('tracing (OpenTelemetry over OTLP/HTTP)', function () {
       await list.text();
       assert.equal((await accessLine(log, list.headers.get('x-request-id')!))['status'], 200);
       assert.equal(loadedOpenTelemetry(), false, 'no @opentelemetry module is loaded while tracing is off');
+    });
+
+    it('a run triggered with a traceparent: its job carries no trace context', async () => {
+      const queue = gw.gateway.services.runEngine.queue;
+      const enqueued: EnqueueOptions[] = [];
+      const enqueue = queue.enqueue.bind(queue);
+      queue.enqueue = (runId, options) => {
+        enqueued.push(options ?? {});
+        return enqueue(runId, options);
+      };
+      try {
+        const res = await fetch(`${gw.url}/v1/agents/runs`, {
+          method: 'POST',
+          headers: { ...gw.auth('admin'), 'content-type': 'application/json', traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
+          body: JSON.stringify({ agentId: AGENT, inputs: [{ name: 'Topic', value: 'tides' }] }),
+        });
+        assert.equal(res.status, 202, await res.clone().text());
+        const { runId } = (await res.json()) as { runId: string };
+        assert.equal((await waitForStatus(gw.store, runId, 'terminal', 20_000)).status, 'success');
+      } finally {
+        queue.enqueue = enqueue;
+      }
+      assert.equal(enqueued.length, 1);
+      assert.equal('trace' in enqueued[0]!, false);
     });
 
     it('an otlp block whose endpoint interpolated to "" leaves tracing off', () => {
@@ -380,4 +410,108 @@ describe('tracing (OpenTelemetry over OTLP/HTTP)', function () {
       }
     });
   });
+
+  for (const backend of BACKENDS) {
+    describe(`a run triggered over HTTP executes in the request's trace (${backend})`, () => {
+      let gw: TestGateway;
+      let receiver: OtlpReceiver;
+      let deployment: BackendEnv;
+
+      before(async function () {
+        this.timeout(120_000);
+        runUpstream.script(null);
+        runUpstream.clear();
+        receiver = await startOtlpReceiver();
+        deployment = await openBackend(backend, 'otel');
+        const telemetry = { otlp: { endpoint: receiver.url, serviceName: 'agw-test', exportIntervalMs: 50 } };
+        const config = { ...gatewayConfig(runUpstream, upstream, workspaceDir, telemetry), ...deployment.config };
+        gw = await startTestGateway({ config, ...(deployment.pg ? { store: deployment.pg.store } : {}) });
+        // BullMQ: the run executes in a worker process of its own; the trace context reaches it only through the job in Redis.
+        if (backend === 'postgres/bullmq') await startProcess('worker', writeProcessConfig(path.join(tempDir('agw-otel-'), 'gateway.yaml'), config));
+      });
+      after(async function () {
+        this.timeout(60_000);
+        await killAll();
+        await gw?.close();
+        await receiver?.close();
+        await deployment?.cleanup();
+      });
+
+      it('the run’s span is a child of the request’s span (the caller’s trace); its steps and model calls are in that trace', async () => {
+        const before = runUpstream.calls.length;
+        const res = await post(
+          gw,
+          '/v1/agents/runs',
+          { agentId: AGENT, inputs: [{ name: 'Topic', value: 'tides' }] },
+          { ...gw.auth('admin'), traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
+        );
+        assert.equal(res.status, 202, await res.clone().text());
+        const { runId } = (await res.json()) as { runId: string };
+        const server = await receiver.waitFor((s) => s.attributes['agw.request_id'] === res.headers.get('x-request-id'));
+        assert.equal(server.name, 'POST /v1/agents/runs');
+        assert.equal(server.traceId, CALLER_TRACE);
+        assert.equal(server.parentSpanId, CALLER_SPAN);
+        assert.equal((await waitForStatus(gw.store, runId, 'terminal', 30_000)).status, 'success');
+
+        const root = await receiver.waitFor((s) => s.attributes['agw.run.id'] === runId && s.name.startsWith('invoke_agent'), 10_000);
+        assert.equal(root.name, 'invoke_agent Writer');
+        assert.equal(root.traceId, CALLER_TRACE);
+        assert.equal(root.parentSpanId, server.spanId);
+        assert.equal(root.attributes['agw.run.trigger'], 'api');
+        // Two steps: Draft (a turn and its judge) and Summary (a turn): three model calls, all in the trace.
+        const steps = await waitFor('the run’s two step spans', async () => {
+          const found = receiver.spans.filter((s) => s.parentSpanId === root.spanId && s.name.startsWith('run_step'));
+          return found.length === 2 ? found : null;
+        });
+        assert.deepEqual(
+          steps.map((s) => s.traceId),
+          [CALLER_TRACE, CALLER_TRACE],
+        );
+        const stepIds = new Set(steps.map((s) => s.spanId));
+        const models = await waitFor('the run’s three model call spans', async () => {
+          const found = receiver.spans.filter((s) => s.parentSpanId !== null && stepIds.has(s.parentSpanId) && s.name === 'chat fake');
+          return found.length === 3 ? found : null;
+        });
+        assert.deepEqual(new Set(models.map((s) => s.traceId)), new Set([CALLER_TRACE]));
+        const sent = runUpstream.calls.slice(before).map((call) => call.traceparent);
+        assert.deepEqual(new Set(sent), new Set(models.map((s) => `00-${CALLER_TRACE}-${s.spanId}-01`)));
+      });
+
+      it('a restart (POST /v1/runs/{id}/restart): the new run’s span is a child of the restart request’s span', async () => {
+        // The source run was started without a request (no trace context): its execution is a trace of its own.
+        const source = await triggerRun(gw, AGENT, [{ name: 'Topic', value: 'tides' }]);
+        assert.equal((await waitForStatus(gw.store, source.id, 'terminal', 30_000)).status, 'success');
+        const first = await receiver.waitFor((s) => s.attributes['agw.run.id'] === source.id && s.name.startsWith('invoke_agent'), 10_000);
+        assert.equal(first.parentSpanId, null);
+        const trace = '5c0a6e1b2f3d4e5f60718293a4b5c6d7';
+        const res = await post(gw, `/v1/runs/${source.id}/restart`, {}, { ...gw.auth('admin'), traceparent: `00-${trace}-1a2b3c4d5e6f7081-01` });
+        assert.equal(res.status, 202, await res.clone().text());
+        const { runId } = (await res.json()) as { runId: string };
+        const server = await receiver.waitFor((s) => s.attributes['agw.request_id'] === res.headers.get('x-request-id'));
+        const root = await receiver.waitFor((s) => s.attributes['agw.run.id'] === runId && s.name.startsWith('invoke_agent'), 20_000);
+        assert.equal(root.traceId, trace);
+        assert.equal(root.parentSpanId, server.spanId);
+        assert.equal(root.attributes['agw.run.trigger'], 'restart');
+      });
+
+      it('an agent invoked as a model (POST /v1/responses, model agent/<id>): its run’s span is a child of the request’s span', async () => {
+        const trace = '4bf92f3577b34da6a3ce929d0e0e4736';
+        const res = await post(
+          gw,
+          '/v1/responses',
+          { model: `agent/${AGENT}`, input: 'tides' },
+          { ...gw.auth('admin'), traceparent: `00-${trace}-00f067aa0ba902b7-01` },
+        );
+        assert.equal(res.status, 200, await res.clone().text());
+        await res.text();
+        const server = await receiver.waitFor((s) => s.attributes['agw.request_id'] === res.headers.get('x-request-id'));
+        assert.equal(server.traceId, trace);
+        const root = await receiver.waitFor((s) => s.name.startsWith('invoke_agent') && s.parentSpanId === server.spanId, 20_000);
+        assert.equal(root.traceId, trace);
+        assert.equal(root.attributes['agw.run.trigger'], 'responses');
+        const step = await receiver.waitFor((s) => s.parentSpanId === root.spanId && s.name === 'run_step 1');
+        assert.equal(step.traceId, trace);
+      });
+    });
+  }
 });

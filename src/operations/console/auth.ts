@@ -4,7 +4,8 @@
 // exchange the code and verify the ID token, maps it to a configured user, creates a console session
 // and hands the page a one-time ticket cookie, which POST /console/auth/session exchanges for the bearer
 // token. Failures send the browser back to the console with a code (never a session), and are logged
-// without any secret (no code, token, ticket or client secret).
+// without any secret (no code, token, ticket or client secret). The login, the callback and the ticket
+// exchange count against console.signInRateLimit per client address (src/console/sign-in-limit.ts).
 import { GatewayError } from '../../http/errors';
 import { errorFields } from '../../log/logger';
 import { oidcSignIn } from '../../console/oidc';
@@ -15,6 +16,7 @@ import { mapClaimsToUser } from '../../console/user-mapping';
 import { publicBaseUrl, requestBaseUrl } from '../../files/share-link';
 import { hashApiKey } from '../../security/keys';
 import type { RequestContext } from '../../pipeline/context';
+import type { AppServices } from '../../services';
 import type { Handler, Reply } from '../types';
 import {
   clearStateCookie,
@@ -40,15 +42,31 @@ function redirect(ctx: RequestContext, location: string, cookies: string[]): Rep
   return { status: 302, headers: { location, 'cache-control': 'no-store' } };
 }
 
+/** Seconds this request's client address must wait (console.signInRateLimit); 0: admitted and counted. */
+async function signInWait(ctx: RequestContext, { signInLimit }: AppServices): Promise<number> {
+  return signInLimit === null ? 0 : await signInLimit.admit(ctx.req);
+}
+
+/** Over the sign-in limit, a browser route sends the browser back to the console, which says why. */
+function rateLimited(ctx: RequestContext, services: AppServices, seconds: number): Reply {
+  // Debug: a flood must not double the log (the access log has every request already).
+  services.logger.debug('console sign-in refused', { requestId: ctx.requestId, reason: 'rate_limited' });
+  const location = consoleUrl(redirectUriFor(services.config, ctx.req), 'rate_limited');
+  return { status: 302, headers: { location, 'cache-control': 'no-store', 'retry-after': String(seconds) } };
+}
+
 /** GET /console/auth/config (public): which sign-in methods the console offers. */
 export const getConsoleAuthConfig: Handler = async (_ctx, { config }) => {
   return { status: 200, body: { oidc: config.console.oidc !== undefined } };
 };
 
 /** GET /console/auth/oidc/login (public): 302 to the provider's authorization endpoint. */
-export const startConsoleOidcLogin: Handler = async (ctx, { config, store, logger, clock }) => {
+export const startConsoleOidcLogin: Handler = async (ctx, services) => {
+  const { config, store, logger, clock } = services;
   const settings = config.console.oidc;
   if (!settings) throw new GatewayError('not_found', 'OpenID Connect sign-in is not configured (console.oidc).');
+  const wait = await signInWait(ctx, services);
+  if (wait > 0) return rateLimited(ctx, services, wait);
   const redirectUri = redirectUriFor(config, ctx.req);
   let request;
   try {
@@ -63,9 +81,13 @@ export const startConsoleOidcLogin: Handler = async (ctx, { config, store, logge
 };
 
 /** GET /console/auth/oidc/callback (public): code exchange, ID token checks, user mapping, session and ticket. */
-export const completeConsoleOidcLogin: Handler = async (ctx, { config, store, logger, clock }) => {
+export const completeConsoleOidcLogin: Handler = async (ctx, services) => {
+  const { config, store, logger, clock } = services;
   const settings = config.console.oidc;
   if (!settings) throw new GatewayError('not_found', 'OpenID Connect sign-in is not configured (console.oidc).');
+  // Before the state is read or the provider asked: the state cookie keeps, so a retry can still finish.
+  const wait = await signInWait(ctx, services);
+  if (wait > 0) return rateLimited(ctx, services, wait);
   const now = clock.now();
   const signIn = await readSignInState(store, ctx.req, now.getTime());
   const fail = (error: SignInError, redirectUri: string | null): Reply => {
@@ -120,12 +142,21 @@ export const completeConsoleOidcLogin: Handler = async (ctx, { config, store, lo
 };
 
 /** POST /console/auth/session (public, ticket cookie): the one-time ticket for the bearer session token. */
-export const createConsoleSession: Handler = async (ctx, { config, store, clock }) => {
+export const createConsoleSession: Handler = async (ctx, services) => {
+  const { config, store, clock } = services;
   const secure = secureFor(publicBaseUrl(config.server, requestBaseUrl(ctx.req, config.server.trustProxy)));
   const headers = { 'set-cookie': clearTicketCookie(secure), 'cache-control': 'no-store' };
   const ticket = readCookie(ctx.req.headers, TICKET_COOKIE);
   const refused = new GatewayError('unauthorized', 'No valid sign-in ticket: it is missing, expired or already used. Sign in again.', { headers });
+  // Without a ticket nothing is looked up, and not counted: the console page asks on every load.
   if (ticket === undefined) throw refused;
+  const wait = await signInWait(ctx, services);
+  if (wait > 0) {
+    // The ticket cookie stays: it may still be exchanged within its minute.
+    throw new GatewayError('rate_limited', `Too many sign-in requests from this address. Retry after ${wait} s.`, {
+      headers: { 'retry-after': String(wait), 'cache-control': 'no-store' },
+    });
+  }
   const token = generateSessionToken();
   const session = await store.consoleSessions.redeemTicket(hashApiKey(ticket), hashApiKey(token), clock.now().toISOString());
   if (!session) throw refused;

@@ -18,7 +18,7 @@ export const SIGN_IN_WINDOW_SECONDS = 600;
 /** How long the console page has to exchange its ticket (the contract's 60 s). */
 export const TICKET_SECONDS = 60;
 /** Sign-in failures the console page is sent back with (`/console/?signInError=<code>`); it words them. */
-export type SignInError = 'not_configured' | 'provider_unavailable' | 'provider_error' | 'invalid_state' | 'sign_in_failed' | 'unknown_user';
+export type SignInError = 'not_configured' | 'provider_unavailable' | 'provider_error' | 'invalid_state' | 'sign_in_failed' | 'unknown_user' | 'rate_limited';
 
 export interface SignInState {
   state: string;

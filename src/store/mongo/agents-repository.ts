@@ -4,7 +4,7 @@ import type { AgentRepository } from '../port';
 import type { AgentRecord, AgentUpsert, VisibleAgent } from '../types';
 import { definitionOf } from '../sql/agents-repository';
 import { date, isDuplicateKey, isoOrNull, type AgentDoc, type Collections } from './collections';
-import { agentPermissionsExpr } from './permissions';
+import { agentModelsExpr, agentPermissionsExpr } from './permissions';
 
 function toAgent(doc: AgentDoc): AgentRecord {
   return {
@@ -36,9 +36,11 @@ export function mongoAgents(c: Collections): AgentRepository {
 
   async function visible(principal: Parameters<AgentRepository['listVisible']>[0], match: Document, limit: number): Promise<VisibleAgent[]> {
     if (limit <= 0) return []; // $limit 0 is an error in MongoDB, and find().limit(0) means "no limit"
+    const models = agentModelsExpr(principal, '$$ROOT');
     const docs = await c.agents
       .aggregate<AgentDoc & { permissions: Permission[] }>([
         { $match: { ...match, orgId: principal.orgId, deletedAt: null } },
+        ...(models ? [{ $match: { $expr: models } }] : []),
         { $addFields: { permissions: agentPermissionsExpr(principal, '$$ROOT') } },
         { $match: { 'permissions.0': { $exists: true } } },
         { $sort: { createdAt: -1, _id: -1 } },

@@ -2,7 +2,7 @@ import type { Filter } from 'mongodb';
 import type { ConversationRepository } from '../port';
 import { LeaseLostError, type ConversationItemRecord, type ConversationRecord } from '../types';
 import { date, isDuplicateKey, type Collections, type ConversationDoc, type ItemDoc } from './collections';
-import { agentGrantsAnyExpr, visibleRecordMatch } from './permissions';
+import { agentGrantsAnyExpr, agentModelsMatch, visibleRecordMatch } from './permissions';
 import { generationIs } from './lease-generation';
 import { mongoResponses } from './records-repositories';
 
@@ -84,6 +84,8 @@ export function mongoConversations(c: Collections): ConversationRepository {
               { $or: [{ $eq: [field(run, 'userId'), { $literal: principal.userId }] }, agentGrantsAnyExpr(principal, agent)] },
             ],
           }),
+          // A run's conversation, for a key with a model allow-list: only when its run's agent is within it.
+          ...agentModelsMatch(principal, agent, { unlessNoRun: true }),
           { $project: { run: 0, agent: 0 } },
         ])
         .toArray();

@@ -2,6 +2,7 @@
 // server in the query (as the SQL backends do), never by filtering afterwards. Values from the principal
 // are wrapped in $literal: a user or group id starting with "$" must not be read as a field path.
 import type { Document } from 'mongodb';
+import { agentModelScope } from '../agent-models';
 import type { Principal } from '../types';
 import { ALL_PERMISSIONS } from './collections';
 
@@ -66,4 +67,41 @@ export function visibleRecordMatch(principal: Principal, throughAgent: Document)
       },
     },
   };
+}
+
+/**
+ * True when `agent` (an expression, as above) routes only through models the principal's key may use
+ * (agent-models.ts); null when the key has no allow-list. False for a missing agent: what cannot be
+ * shown allowed is not.
+ */
+export function agentModelsExpr(principal: Principal, agent: unknown): Document | null {
+  const scope = agentModelScope(principal);
+  if (!scope) return null;
+  const own = { $in: [{ $ifNull: ['$$agent.definition.model', null] }, { $literal: [...scope.models] }] };
+  const judged = {
+    $gt: [
+      {
+        $size: {
+          $filter: {
+            input: { $ifNull: ['$$agent.definition.steps', []] },
+            as: 'step',
+            cond: { $gt: [{ $strLenCP: { $ifNull: ['$$step.objective', ''] } }, 0] },
+          },
+        },
+      },
+      0,
+    ],
+  };
+  return { $let: { vars: { agent }, in: scope.judgedAllowed ? own : { $and: [own, { $not: [judged] }] } } };
+}
+
+/**
+ * The $match stage keeping a record (run, or with `unlessNoRun` a conversation: one without a run
+ * always passes) whose agent passes agentModelsExpr; none when the key has no allow-list.
+ */
+export function agentModelsMatch(principal: Principal, agent: unknown, options: { unlessNoRun?: boolean } = {}): Document[] {
+  const models = agentModelsExpr(principal, agent);
+  if (!models) return [];
+  const expr = options.unlessNoRun ? { $or: [{ $eq: [{ $ifNull: ['$runId', null] }, null] }, models] } : models;
+  return [{ $match: { $expr: expr } }];
 }

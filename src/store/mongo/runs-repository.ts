@@ -5,7 +5,7 @@ import { date, dateOrNull, isoOrNull, type AgentDoc, type Collections, type RunD
 import { conversationDoc } from './conversations-repository';
 import { generationIs } from './lease-generation';
 import { stepDocs } from './records-repositories';
-import { agentGrantsAnyExpr, visibleRecordMatch } from './permissions';
+import { agentGrantsAnyExpr, agentModelsExpr, agentModelsMatch, visibleRecordMatch } from './permissions';
 
 export function toRun(doc: RunDoc): RunRecord {
   return {
@@ -112,6 +112,7 @@ export function mongoRuns(c: Collections): RunRepository {
           { $match: { _id: runId, orgId: principal.orgId } },
           { $lookup: { from: c.agents.collectionName, localField: 'agentId', foreignField: '_id', as: 'agent' } },
           visibleRecordMatch(principal, agentGrantsAnyExpr(principal, agent)),
+          ...agentModelsMatch(principal, agent),
         ])
         .toArray();
       if (!doc) return null;
@@ -148,10 +149,16 @@ export function mongoRuns(c: Collections): RunRepository {
         const a = date(query.after.createdAt);
         and.push({ $or: [{ createdAt: { $lt: a } }, { createdAt: a, _id: { $lt: query.after.id } }] });
       }
+      const agentMatch: Filter<AgentDoc> = query.agentId !== null ? { orgId: principal.orgId, _id: query.agentId } : { orgId: principal.orgId };
+      const models = agentModelsExpr(principal, '$$ROOT');
+      if (models) {
+        // A key with a model allow-list: runs of agents (deleted or not) within it only, whoever's.
+        const allowed = await c.agents.aggregate<{ _id: string }>([{ $match: agentMatch }, { $match: { $expr: models } }, { $project: { _id: 1 } }]).toArray();
+        and.push({ agentId: { $in: allowed.map((a) => a._id) } });
+      }
       if (principal.role !== 'admin') {
         // A member: their own runs and the runs of agents (deleted or not) granting them any permission,
         // decided by the server (the agents' permission expression), then one indexed read of the runs.
-        const agentMatch: Filter<AgentDoc> = query.agentId !== null ? { orgId: principal.orgId, _id: query.agentId } : { orgId: principal.orgId };
         const granted = await c.agents
           .aggregate<{ _id: string }>([{ $match: agentMatch }, { $match: { $expr: agentGrantsAnyExpr(principal, '$$ROOT') } }, { $project: { _id: 1 } }])
           .toArray();

@@ -2,7 +2,7 @@ import type { Permission } from '../../config/types';
 import type { AgentRepository } from '../port';
 import type { AgentDefinition, AgentRecord, AgentShare, AgentUpsert, AgentVersionRecord, VisibleAgent } from '../types';
 import type { SqlDatabase } from './database';
-import { agentPermissionsSql, iso, isoOrNull, json, nowIso, principalParams, type Timestamp } from './rows';
+import { agentModelsSql, agentPermissionsSql, iso, isoOrNull, json, nowIso, principalParams, sqlParams, type Timestamp } from './rows';
 
 interface AgentRow {
   id: string;
@@ -129,19 +129,23 @@ export function sqlAgents(db: SqlDatabase): AgentRepository {
       return rows.map((r) => r.id).sort();
     },
     async listVisible(principal, limit) {
+      const { params, bind } = sqlParams([...principalParams(principal), limit]);
+      const models = agentModelsSql('a', principal, bind);
       const rows = await db.query<AgentRow & { permissions: Permission[] }>(
         `SELECT a.*, v.permissions FROM agents a CROSS JOIN LATERAL (SELECT ${PERMISSIONS} AS permissions) v
-         WHERE a.org_id = $1 AND a.deleted_at IS NULL AND cardinality(v.permissions) > 0
+         WHERE a.org_id = $1 AND a.deleted_at IS NULL AND cardinality(v.permissions) > 0${models ? ` AND ${models}` : ''}
          ORDER BY a.created_at DESC, a.id DESC LIMIT $5`,
-        [...principalParams(principal), limit],
+        params,
       );
       return rows.map((row): VisibleAgent => ({ ...toAgent(row), permissions: row.permissions }));
     },
     async getVisible(principal, agentId) {
+      const { params, bind } = sqlParams([...principalParams(principal), agentId]);
+      const models = agentModelsSql('a', principal, bind);
       const [row] = await db.query<AgentRow & { permissions: Permission[] }>(
         `SELECT a.*, v.permissions FROM agents a CROSS JOIN LATERAL (SELECT ${PERMISSIONS} AS permissions) v
-         WHERE a.org_id = $1 AND a.id = $5 AND a.deleted_at IS NULL AND cardinality(v.permissions) > 0`,
-        [...principalParams(principal), agentId],
+         WHERE a.org_id = $1 AND a.id = $5 AND a.deleted_at IS NULL AND cardinality(v.permissions) > 0${models ? ` AND ${models}` : ''}`,
+        params,
       );
       return row ? { ...toAgent(row), permissions: row.permissions } : null;
     },

@@ -10,7 +10,7 @@ import {
 import { insertFromJson, preparedStatement, type SqlDatabase, type SqlExecutor, type SqlParam } from './database';
 import { jsonbText } from './responses-repository';
 import { RESPONSE_COLUMNS, responseRows } from './turns-repository';
-import { agentPermissionsSql, iso, json, nowIso, principalParams, type Timestamp } from './rows';
+import { agentModelsSql, agentPermissionsSql, iso, json, nowIso, principalParams, sqlParams, type Timestamp } from './rows';
 
 interface ConversationRow {
   id: string;
@@ -221,6 +221,12 @@ export function sqlConversations(db: SqlDatabase): ConversationRepository {
     },
     async getVisible(principal, id) {
       const [org, ...rest] = principalParams(principal);
+      const { params, bind } = sqlParams([org, id, ...rest]);
+      // A run's conversation, for a key with a model allow-list: only when its run's agent is within it.
+      const models = agentModelsSql('a', principal, bind);
+      const runAgent = models
+        ? ` AND (c.run_id IS NULL OR EXISTS (SELECT 1 FROM runs r JOIN agents a ON a.id = r.agent_id WHERE r.id = c.run_id AND ${models}))`
+        : '';
       const [row] = await db.query<ConversationRow>(
         `SELECT ${CONVERSATION_COLUMNS} FROM conversations c
          WHERE c.id = $2 AND c.org_id = $1
@@ -228,8 +234,8 @@ export function sqlConversations(db: SqlDatabase): ConversationRepository {
              SELECT 1 FROM runs r LEFT JOIN agents a ON a.id = r.agent_id
              WHERE r.id = c.run_id AND r.org_id = $1
                AND (r.user_id = $3::text OR (a.org_id = $1 AND cardinality(${AGENT_PERMISSIONS}) > 0))
-           ))`,
-        [org, id, ...rest],
+           ))${runAgent}`,
+        params,
       );
       return row ? toConversation(row) : null;
     },

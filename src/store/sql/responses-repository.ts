@@ -21,12 +21,20 @@ interface ResponseRow {
   lease_until: Timestamp | null;
 }
 
-interface EventRow {
+/** A chunk of a response's event log: the events one write carried, in order (schema migration 18). */
+interface EventChunkRow {
   response_id: string;
-  sequence_number: number;
-  event: string;
-  data: Record<string, unknown>;
+  first_seq: number;
+  last_seq: number;
+  events: ChunkedEvent[];
   created_at: Timestamp;
+}
+
+/** One event in a chunk: its name and payload, and its time when it differs from the chunk's. */
+interface ChunkedEvent {
+  e: string;
+  d: Record<string, unknown>;
+  c?: string;
 }
 
 function toResponse(row: ResponseRow): ResponseRecord {
@@ -48,8 +56,24 @@ function toResponse(row: ResponseRow): ResponseRecord {
   };
 }
 
-function toEvent(row: EventRow): ResponseEventRecord {
-  return { responseId: row.response_id, sequenceNumber: row.sequence_number, event: row.event, data: row.data, createdAt: iso(row.created_at) };
+/**
+ * The events of `rows` (ordered by first_seq, last_seq) numbered after `after`, each number once: the
+ * first copy read wins (a retried write may have stored an event again, in a later chunk), at most `limit`.
+ */
+function eventsOf(rows: readonly EventChunkRow[], after: number, limit: number, out: ResponseEventRecord[]): void {
+  let last = out.length > 0 ? out[out.length - 1]!.sequenceNumber : after;
+  for (const row of rows) {
+    const createdAt = iso(row.created_at);
+    let seq = row.first_seq;
+    for (const { e, d, c } of row.events) {
+      if (seq > last) {
+        out.push({ responseId: row.response_id, sequenceNumber: seq, event: e, data: d, createdAt: c ?? createdAt });
+        last = seq;
+        if (out.length >= limit) return;
+      }
+      seq++;
+    }
+  }
 }
 
 /**
@@ -64,23 +88,50 @@ export function jsonbText(value: unknown): string {
   return text.replace(/(\\+)u0000/g, (match: string, slashes: string) => (slashes.length % 2 === 1 ? `${slashes}ufffd` : match));
 }
 
-const EVENT_COLUMNS: readonly JsonCopyColumn[] = [
-  { column: 'response_id', key: 'responseId', type: 'text' },
-  { column: 'sequence_number', key: 'sequenceNumber', type: 'int' },
-  { column: 'event', key: 'event', type: 'text' },
-  { column: 'data', key: 'data', type: 'jsonb' },
-  { column: 'created_at', key: 'createdAt', type: 'timestamptz' },
+const CHUNK_COLUMNS: readonly JsonCopyColumn[] = [
+  { column: 'response_id', key: 'r', type: 'text' },
+  { column: 'first_seq', key: 'f', type: 'int' },
+  { column: 'last_seq', key: 'l', type: 'int' },
+  { column: 'events', key: 'v', type: 'json' },
+  { column: 'created_at', key: 'c', type: 'timestamptz' },
 ];
 
 /**
- * One statement text whatever the batch size (the events travel as one JSON parameter), so the server
- * plans it once. A re-sent event (same response and sequence number, a retried batch or twice in one
- * batch) is kept once, as first written.
+ * One statement text whatever the batch size (the chunks travel as one JSON parameter), so the server
+ * plans it once. The same chunk written again (a retried write that had committed) is kept once.
  */
-const INSERT_EVENTS = preparedStatement(insertFromJson('response_events', EVENT_COLUMNS, 1, 'ON CONFLICT (response_id, sequence_number) DO NOTHING'));
+const INSERT_EVENT_CHUNKS = preparedStatement(insertFromJson('response_events', CHUNK_COLUMNS, 1, 'ON CONFLICT (response_id, first_seq, last_seq) DO NOTHING'));
 
 /** Events per statement: bounds the size of one JSON parameter. */
 const EVENT_BATCH = 1000;
+
+interface EventChunk {
+  r: string;
+  f: number;
+  l: number;
+  v: ChunkedEvent[];
+  c: string;
+}
+
+/**
+ * The batch as chunks: each run of consecutive events of one response, numbered one after another, is
+ * one row. The event log's writes group a response's events in order, so a response's part of a write
+ * is usually one chunk; a gap or a repeat in the numbers (a re-sent event) starts another.
+ */
+function chunksOf(events: readonly ResponseEventRecord[]): EventChunk[] {
+  const open = new Map<string, EventChunk>();
+  const chunks: EventChunk[] = [];
+  for (const e of events) {
+    let chunk = open.get(e.responseId);
+    if (!chunk || chunk.l + 1 !== e.sequenceNumber) {
+      chunk = { r: e.responseId, f: e.sequenceNumber, l: e.sequenceNumber, v: [], c: e.createdAt };
+      open.set(e.responseId, chunk);
+      chunks.push(chunk);
+    } else chunk.l = e.sequenceNumber;
+    chunk.v.push(e.createdAt === chunk.c ? { e: e.event, d: e.data } : { e: e.event, d: e.data, c: e.createdAt });
+  }
+  return chunks;
+}
 
 export function sqlResponses(db: SqlExecutor): ResponseRepository {
   return {
@@ -207,25 +258,30 @@ export function sqlResponses(db: SqlExecutor): ResponseRepository {
     async appendEvents(events) {
       for (let start = 0; start < events.length; start += EVENT_BATCH) {
         const batch = start === 0 && events.length <= EVENT_BATCH ? events : events.slice(start, start + EVENT_BATCH);
-        await db.query(INSERT_EVENTS, [jsonbText(batch)]);
+        await db.query(INSERT_EVENT_CHUNKS, [jsonbText(chunksOf(batch))]);
       }
     },
     async listEvents(responseId, after, limit) {
-      if (limit !== undefined && limit <= 0) return [];
-      const params: SqlParam[] = [responseId, after];
-      let bound = '';
-      if (limit !== undefined) {
-        params.push(limit);
-        bound = ` LIMIT $${params.length}`;
+      const wanted = limit ?? Number.POSITIVE_INFINITY;
+      if (wanted <= 0) return [];
+      const out: ResponseEventRecord[] = [];
+      // Chunks in order; a chunk holds at least one event after the last one read unless a retried
+      // write stored it again, so `limit` chunks usually suffice: read on while a full page fell short.
+      let from = after;
+      for (;;) {
+        const params: SqlParam[] = [responseId, from];
+        const bound = limit === undefined ? '' : ` LIMIT ${Math.min(wanted, 1000)}`;
+        const rows = await db.query<EventChunkRow>(
+          `SELECT * FROM response_events WHERE response_id = $1 AND last_seq > $2 ORDER BY first_seq, last_seq${bound}`,
+          params,
+        );
+        eventsOf(rows, after, wanted, out);
+        if (limit === undefined || out.length >= wanted || rows.length < Math.min(wanted, 1000)) return out;
+        from = Math.max(from, ...rows.map((r) => r.last_seq));
       }
-      const rows = await db.query<EventRow>(
-        `SELECT * FROM response_events WHERE response_id = $1 AND sequence_number > $2 ORDER BY sequence_number${bound}`,
-        params,
-      );
-      return rows.map(toEvent);
     },
     async lastSequenceNumber(responseId) {
-      const [row] = await db.query<{ n: number | null }>('SELECT max(sequence_number) AS n FROM response_events WHERE response_id = $1', [responseId]);
+      const [row] = await db.query<{ n: number | null }>('SELECT max(last_seq) AS n FROM response_events WHERE response_id = $1', [responseId]);
       return row?.n ?? -1;
     },
     async prune(now, limit) {

@@ -2,7 +2,9 @@
 // store as ISO-8601 UTC millisecond strings; nested values go in as JSON text cast to jsonb (node-postgres
 // would otherwise turn a JS array into a PostgreSQL array literal).
 import type { Permission, Role } from '../../config/types';
+import { agentModelScope } from '../agent-models';
 import type { Principal } from '../types';
+import type { SqlParam } from './params';
 
 export type Timestamp = Date | string;
 
@@ -47,4 +49,30 @@ export function agentPermissionsSql(alias: string, p: { user: string; role: stri
       )
     ORDER BY ord
   )`;
+}
+
+/**
+ * SQL condition: agent row `alias` routes only through models the principal's key may use
+ * (agent-models.ts), or null when the key has no allow-list. `bind` adds a parameter and returns its
+ * placeholder. False for a missing agent row (a LEFT JOIN's NULLs): what cannot be shown allowed is not.
+ */
+export function agentModelsSql(alias: string, principal: Principal, bind: (value: SqlParam) => string): string | null {
+  const scope = agentModelScope(principal);
+  if (!scope) return null;
+  const own = `${alias}.definition->>'model' = ANY(${bind([...scope.models])}::text[])`;
+  if (scope.judgedAllowed) return `(${own})`;
+  return `(${own} AND NOT EXISTS (
+    SELECT 1 FROM jsonb_array_elements(${alias}.definition->'steps') AS step WHERE step->>'objective' <> ''))`;
+}
+
+/** A parameter list and `bind` for it: appends a value, returns its placeholder ($n). */
+export function sqlParams(initial: SqlParam[] = []): { params: SqlParam[]; bind: (value: SqlParam) => string } {
+  const params = [...initial];
+  return {
+    params,
+    bind(value) {
+      params.push(value);
+      return `$${params.length}`;
+    },
+  };
 }

@@ -3,7 +3,7 @@ import type { Principal, RunInput, RunListItem, RunListQuery, RunPatch, RunRecor
 import { insertConversation } from './conversations-repository';
 import type { SqlDatabase, SqlExecutor, SqlParam } from './database';
 import { insertSteps } from './steps-repository';
-import { agentPermissionsSql, iso, isoOrNull, json, nowIso, principalParams, type Timestamp } from './rows';
+import { agentModelsSql, agentPermissionsSql, iso, isoOrNull, json, nowIso, principalParams, sqlParams, type Timestamp } from './rows';
 
 export interface RunRow {
   id: string;
@@ -84,14 +84,12 @@ const VISIBLE_PERMISSIONS = agentPermissionsSql('a', { user: '$3', role: '$4', g
  * runs_agent_created with an agent). A member sees their own runs (runs_org_user_created) and every
  * run of an agent granting them any permission, deleted or not (getVisible's rule): the union of one
  * ordered, limited read of their own runs and one per granted agent, so a page never scans more than
- * `limit` rows per source, however many runs the organization has.
+ * `limit` rows per source, however many runs the organization has. A key with a model allow-list sees
+ * only runs of agents within it (agent-models.ts): an admin's read is then one per such agent, a
+ * member's granted agents are narrowed to them and their own runs must be of one.
  */
 function listVisibleSql(principal: Principal, query: RunListQuery): { text: string; params: SqlParam[] } {
-  const params: SqlParam[] = [principal.orgId];
-  const add = (value: SqlParam): string => {
-    params.push(value);
-    return `$${params.length}`;
-  };
+  const { params, bind: add } = sqlParams([principal.orgId]);
   const filters: string[] = [];
   const agent = query.agentId !== null ? add(query.agentId) : null;
   if (agent !== null) filters.push(`r.agent_id = ${agent}`);
@@ -102,16 +100,23 @@ function listVisibleSql(principal: Principal, query: RunListQuery): { text: stri
   const limit = add(query.limit);
   const where = ['r.org_id = $1', ...filters].join(' AND ');
   const order = 'ORDER BY r.created_at DESC, r.id DESC';
+  const agentFilter = agent !== null ? ` AND a.id = ${agent}` : '';
+  const models = agentModelsSql('a', principal, add);
   let ids: string;
-  if (principal.role === 'admin') {
+  if (principal.role === 'admin' && models === null) {
     ids = `SELECT r.id, r.created_at FROM runs r WHERE ${where} ${order} LIMIT ${limit}`;
+  } else if (principal.role === 'admin') {
+    ids = `SELECT x.id, x.created_at FROM agents a CROSS JOIN LATERAL (
+        SELECT r.id, r.created_at FROM runs r WHERE ${where} AND r.agent_id = a.id ${order} LIMIT ${limit}) x
+      WHERE a.org_id = $1${agentFilter} AND ${models}
+      ORDER BY x.created_at DESC, x.id DESC LIMIT ${limit}`;
   } else {
     const user = add(principal.userId);
     const permissions = agentPermissionsSql('a', { user, role: add(principal.role), groups: add([...principal.groups]) });
-    const agentFilter = agent !== null ? ` AND a.id = ${agent}` : '';
-    ids = `WITH granted AS (SELECT a.id FROM agents a WHERE a.org_id = $1${agentFilter} AND cardinality(${permissions}) > 0)
+    const ownAgent = models === null ? '' : ` AND EXISTS (SELECT 1 FROM agents a WHERE a.id = r.agent_id AND ${models})`;
+    ids = `WITH granted AS (SELECT a.id FROM agents a WHERE a.org_id = $1${agentFilter} AND cardinality(${permissions}) > 0${models ? ` AND ${models}` : ''})
       SELECT u.id, u.created_at FROM (
-        (SELECT r.id, r.created_at FROM runs r WHERE ${where} AND r.user_id = ${user}::text ${order} LIMIT ${limit})
+        (SELECT r.id, r.created_at FROM runs r WHERE ${where} AND r.user_id = ${user}::text${ownAgent} ${order} LIMIT ${limit})
         UNION
         (SELECT x.id, x.created_at FROM granted g CROSS JOIN LATERAL (
           SELECT r.id, r.created_at FROM runs r WHERE ${where} AND r.agent_id = g.id ${order} LIMIT ${limit}) x)
@@ -179,12 +184,14 @@ export function sqlRuns(db: SqlDatabase): RunRepository {
     async getVisible(principal, runId) {
       // The agent counts whether deleted or not: a run stays readable after its agent disappears.
       const [org, ...rest] = principalParams(principal);
+      const { params, bind } = sqlParams([org, runId, ...rest]);
+      const models = agentModelsSql('a', principal, bind);
       const [row] = await db.query<RunRow & { agent_deleted: boolean }>(
         `SELECT r.*, (a.id IS NULL OR a.deleted_at IS NOT NULL) AS agent_deleted
          FROM runs r LEFT JOIN agents a ON a.id = r.agent_id
          WHERE r.id = $2 AND r.org_id = $1
-           AND ($4::text = 'admin' OR r.user_id = $3::text OR (a.org_id = $1 AND cardinality(${VISIBLE_PERMISSIONS}) > 0))`,
-        [org, runId, ...rest],
+           AND ($4::text = 'admin' OR r.user_id = $3::text OR (a.org_id = $1 AND cardinality(${VISIBLE_PERMISSIONS}) > 0))${models ? ` AND ${models}` : ''}`,
+        params,
       );
       return row ? ({ ...toRun(row), agentDeleted: row.agent_deleted } satisfies VisibleRun) : null;
     },

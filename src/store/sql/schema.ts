@@ -465,6 +465,32 @@ export const MIGRATIONS: readonly Migration[] = [
       BACKFILL_USAGE_DAY_TOTALS,
     ],
   },
+  {
+    // A stored stream wrote one row per event (28 for a short answer), each its own jsonb value and
+    // primary-key entry: most of the database's CPU per stored response. A row now holds the events of
+    // one response that one event-log write carried (a chunk: usually one to three per response), as
+    // json text (kept as sent, not decomposed; U+0000 included). Existing events move as one-event
+    // chunks. The key includes last_seq: a retried write that carries more events than the one that
+    // committed adds a chunk instead of replacing it (the reader keeps the first copy of each number).
+    version: 18,
+    name: 'response events stored in chunks',
+    statements: [
+      `CREATE TABLE response_event_chunks (
+        response_id text NOT NULL,
+        first_seq integer NOT NULL,
+        last_seq integer NOT NULL,
+        events json NOT NULL,
+        created_at timestamptz NOT NULL,
+        PRIMARY KEY (response_id, first_seq, last_seq)
+      )`,
+      `INSERT INTO response_event_chunks (response_id, first_seq, last_seq, events, created_at)
+       SELECT response_id, sequence_number, sequence_number, json_build_array(json_build_object('e', event, 'd', data)), created_at
+       FROM response_events`,
+      `DROP TABLE response_events`,
+      `ALTER TABLE response_event_chunks RENAME TO response_events`,
+      `ALTER INDEX response_event_chunks_pkey RENAME TO response_events_pkey`,
+    ],
+  },
 ];
 
 /** Applies missing migrations; idempotent and safe from several processes at once. */

@@ -105,6 +105,8 @@ function Shell({ session }: { session: Session }) {
 function App() {
   const [me, setMe] = useState<Me | null>(null);
   const [checking, setChecking] = useState(true);
+  // A refused ticket exchange the sign-in page should explain (only rate_limited: the others mean no ticket).
+  const [signInError, setSignInError] = useState<string | null>(null);
 
   const loadMe = useCallback(async (): Promise<boolean> => {
     if (storedToken() === null) return false;
@@ -128,6 +130,8 @@ function App() {
           if (session?.data) {
             storeToken(session.data.token, 'sso');
             await loadMe();
+          } else if (session?.response.status === 429) {
+            setSignInError('rate_limited');
           }
         }
       }
@@ -162,7 +166,7 @@ function App() {
   }, [me]);
 
   if (checking) return <p className="muted center">Loading…</p>;
-  if (!session) return <SignIn onSignedIn={loadMe} />;
+  if (!session) return <SignIn onSignedIn={loadMe} signInError={signInError} />;
   return (
     <SessionContext.Provider value={session}>
       <Shell session={session} />

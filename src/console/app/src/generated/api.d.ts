@@ -185,6 +185,8 @@ export interface paths {
          *     State, nonce and the PKCE verifier are kept in a signed HttpOnly cookie (`agw_console_oidc`,
          *     Path=/console/auth/oidc, 10 minutes). When the provider cannot be reached the redirect goes to
          *     `/console/?signInError=provider_unavailable` instead. 404 when `console.oidc` is not configured.
+         *     Counts against `console.signInRateLimit` (requests a minute per client address); past it the
+         *     redirect goes to `/console/?signInError=rate_limited`, with `Retry-After`.
          */
         get: operations["startConsoleOidcLogin"];
         put?: never;
@@ -215,7 +217,9 @@ export interface paths {
          *     `/console/?signInError=<code>` and makes no session: `invalid_state` (no sign-in of this
          *     browser, expired, or another state), `provider_error` (the provider answered with an error,
          *     e.g. the user declined), `sign_in_failed` (the code exchange or an ID token check failed),
-         *     `unknown_user` (no configured user has this identity), `provider_unavailable`.
+         *     `unknown_user` (no configured user has this identity), `provider_unavailable`, `rate_limited`
+         *     (more than `console.signInRateLimit` sign-in requests a minute from this client address, checked
+         *     before anything else; the answer has `Retry-After` and the sign-in cookie is kept).
          */
         get: operations["completeConsoleOidcLogin"];
         put?: never;
@@ -242,7 +246,9 @@ export interface paths {
          *     bearer credential for the whole API acting as the signed-in user (their role and groups, never
          *     more), until `expiresAt` (`console.sessionTtlSeconds`, default 12 hours) or `deleteConsoleSession`.
          *     It is stored as a SHA-256 digest only and shown this once. Audit records of calls made with it
-         *     have `keyId` null and name the session in `resourceIds.consoleSessionId`.
+         *     have `keyId` null and name the session in `resourceIds.consoleSessionId`. A call with a ticket
+         *     counts against `console.signInRateLimit` (requests a minute per client address): past it, 429
+         *     with `Retry-After`, and the ticket stays usable until it expires.
          */
         post: operations["createConsoleSession"];
         delete?: never;
@@ -3150,7 +3156,15 @@ export interface components {
              * @description In the future. Absent, the key does not expire.
              */
             expiresAt?: string;
-            /** @description Models of the organization the key may call. Absent, all of the organization's. */
+            /**
+             * @description Models of the organization the key may call. Absent, all of the organization's (those of
+             *     the calling key, when it has such a list). The list bounds agents too: an agent whose model,
+             *     or whose judge model when one of its steps has an objective (see `modelsInUse`), is not on
+             *     it does not exist for the key: not listed by GET /v1/agents/list, 404 on the agent, on
+             *     POST /v1/agents/runs and as `model: agent/<id>`, and its runs and their conversations are
+             *     404 and not listed by GET /v1/runs, whoever started them. A retry of a run whose own agent
+             *     version used a model outside the list is 403.
+             */
             models?: string[];
             budgets?: components["schemas"]["Budget"][];
             /** @description Admins only; a user of the organization. Absent, the caller. */
@@ -4014,6 +4028,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     Location: components["headers"]["Location"];
                     "Set-Cookie": components["headers"]["SetCookie"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4048,6 +4063,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     Location: components["headers"]["Location"];
                     "Set-Cookie": components["headers"]["SetCookie"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4078,6 +4094,17 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description Too many sign-in requests from this client address (`console.signInRateLimit`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlatError"];
+                };
+            };
             500: components["responses"]["FlatServerError"];
         };
     };

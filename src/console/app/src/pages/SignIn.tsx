@@ -9,19 +9,24 @@ const SIGN_IN_ERRORS: Record<string, string> = {
   provider_error: 'The identity provider refused the sign-in.',
   provider_unavailable: 'The identity provider could not be reached; please try again later.',
   sign_in_failed: 'The sign-in could not be completed; please try again.',
+  rate_limited: 'Too many sign-in attempts from your network; please wait a minute and try again.',
 };
 
-/** The callback's error, read once and removed from the address bar so a reload does not show it again. */
-function signInErrorOnReturn(): string | null {
-  const code = new URLSearchParams(window.location.search).get('signInError');
-  if (code === null) return null;
-  window.history.replaceState(null, '', window.location.pathname);
-  return SIGN_IN_ERRORS[code] ?? SIGN_IN_ERRORS['sign_in_failed']!;
+/**
+ * The callback's error, read once and removed from the address bar so a reload does not show it again;
+ * else `code`, what the page's own ticket exchange was told.
+ */
+function signInErrorOnReturn(code: string | null): string | null {
+  const returned = new URLSearchParams(window.location.search).get('signInError');
+  if (returned !== null) window.history.replaceState(null, '', window.location.pathname);
+  const shown = returned ?? code;
+  if (shown === null) return null;
+  return SIGN_IN_ERRORS[shown] ?? SIGN_IN_ERRORS['sign_in_failed']!;
 }
 
-export function SignIn({ onSignedIn }: { onSignedIn: () => Promise<boolean> }) {
+export function SignIn({ onSignedIn, signInError = null }: { onSignedIn: () => Promise<boolean>; signInError?: string | null }) {
   const [key, setKey] = useState('');
-  const [error, setError] = useState<string | null>(signInErrorOnReturn);
+  const [error, setError] = useState<string | null>(() => signInErrorOnReturn(signInError));
   const [busy, setBusy] = useState(false);
   const [oidc, setOidc] = useState(false);
 

@@ -6,7 +6,7 @@
 export const WINDOW_MS = 60_000;
 
 export interface Budget {
-  /** Counter key (organization or user). */
+  /** Counter key (an organization, a user, a client address). */
   readonly key: string;
   /** Requests allowed per window. */
   readonly limit: number;
