@@ -248,12 +248,38 @@ for (const backend of BACKENDS) {
       void privateRun;
     });
 
+    it('a first page of runs that fails shows the error and none of the rows listed for the earlier filters', async () => {
+      await nav(page, 'Runs');
+      const table = page.getByRole('table', { name: 'Runs' });
+      await waitForText(table, /Admin private/);
+      await page.route(/\/v1\/runs\?/, (route) =>
+        route.fulfill({ status: 500, contentType: 'application/json', body: JSON.stringify({ error: { message: 'runs unavailable', type: 'server_error' } }) }),
+      );
+      try {
+        await page.getByRole('button', { name: 'Apply filters' }).click();
+        await waitForText(page.getByRole('alert'), /runs unavailable/);
+        await waitForText(table, /No runs match/);
+        assert.equal(await table.getByRole('link').count(), 0, 'no run of the earlier answer is still listed');
+      } finally {
+        await page.unroute(/\/v1\/runs\?/);
+      }
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      await waitForText(table, /Admin private/);
+      assert.equal(await page.getByRole('alert').count(), 0);
+    });
+
     it('filters the audit by operation and status, newest first', async () => {
       await nav(page, 'Audit');
       const table = page.getByRole('table', { name: 'Audit records' });
       await waitForText(table, /createRun/);
       await page.getByLabel('Operation').fill('createRun');
       await page.getByRole('button', { name: 'Apply filters' }).click();
+      // The unfiltered rows stay listed until the filtered page arrives: wait for them to go.
+      await table
+        .locator('tbody tr')
+        .filter({ hasNotText: /createRun/ })
+        .first()
+        .waitFor({ state: 'detached' });
       await waitForText(table, /createRun/);
       const texts = await table.locator('tbody tr').allInnerTexts();
       assert.ok(texts.length >= 3, texts.join('\n'));
@@ -298,6 +324,59 @@ for (const backend of BACKENDS) {
       await waitForText(page.getByRole('list', { name: 'Input items' }), /Replay me please/);
       await page.getByRole('list', { name: 'Output items' }).waitFor();
       await shot(page, 'conversation');
+    });
+
+    it('pages stored responses and the filtered audit with More, each page once, the filters kept', async () => {
+      // 55 stored responses: three pages of the Conversations list (20 a page), two of the audit (50 a page).
+      const mine: string[] = [];
+      for (let i = 0; i < 55; i += 1)
+        mine.push(
+          (
+            await api('admin')
+              .post('/v1/responses')
+              .send({ model: 'demo', input: `Page me ${i}`, store: true })
+              .expect(200)
+          ).body.id,
+        );
+      const rowsOf = (label: string) => page.getByRole('table', { name: label }).locator('tbody tr');
+      const more = page.getByRole('button', { name: 'More' });
+
+      await nav(page, 'Conversations');
+      const stored = page.getByRole('table', { name: 'Stored responses' });
+      await stored.getByRole('link', { name: mine[54]!, exact: true }).waitFor();
+      assert.equal(await rowsOf('Stored responses').count(), 20);
+      for (let pages = 1; (await more.count()) > 0; pages += 1) {
+        assert.ok(pages < 10, 'the list ends');
+        const before = await rowsOf('Stored responses').count();
+        await more.click();
+        await rowsOf('Stored responses').nth(before).waitFor();
+      }
+      const listed = await stored.locator('tbody tr th a').allInnerTexts();
+      assert.equal(new Set(listed).size, listed.length, 'no response listed twice');
+      assert.deepEqual(
+        listed.filter((id) => mine.includes(id)),
+        [...mine].reverse(),
+        'every one, newest first',
+      );
+
+      const audit = rowsOf('Audit records');
+      await nav(page, 'Audit');
+      await audit
+        .filter({ hasNotText: /createResponse/ })
+        .first()
+        .waitFor();
+      await page.getByLabel('Operation').fill('createResponse');
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      await audit
+        .filter({ hasNotText: /createResponse/ })
+        .first()
+        .waitFor({ state: 'detached' });
+      assert.equal(await audit.count(), 50);
+      await more.click();
+      await audit.nth(50).waitFor();
+      const texts = await audit.allInnerTexts();
+      assert.ok(texts.length >= 55, `${texts.length} records`);
+      for (const text of texts) assert.match(text, /createResponse/, 'the second page keeps the filter');
     });
 
     it("shows the organization's DLP policy read-only", async () => {

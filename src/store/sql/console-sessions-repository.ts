@@ -2,7 +2,7 @@ import type { ConsoleSessionRepository } from '../port';
 import type { ConsoleSessionRecord } from '../types';
 import type { SqlExecutor } from './database';
 import { iso, isoOrNull, type Timestamp } from './rows';
-import { toUser, type UserRow } from './users-repository';
+import { PRINCIPAL_COLUMNS, toPrincipal, type PrincipalRow } from './users-repository';
 
 interface SessionRow {
   id: string;
@@ -66,19 +66,13 @@ export function sqlConsoleSessions(db: SqlExecutor): ConsoleSessionRepository {
     },
     async resolve(tokenHash, now) {
       // One round trip on the auth path: the session, its user (still of the session's organization) and the user's groups.
-      const [row] = await db.query<SessionRow & { u_name: string; u_role: UserRow['role']; group_ids: string[] }>(
-        `SELECT ${COLUMNS}, u.name AS u_name, u.role AS u_role,
-           ARRAY(SELECT g.id FROM groups g WHERE g.org_id = u.org_id AND g.members @> jsonb_build_array(u.id) ORDER BY g.id) AS group_ids
+      const [row] = await db.query<SessionRow & PrincipalRow>(
+        `SELECT ${COLUMNS}, ${PRINCIPAL_COLUMNS}
          FROM console_sessions s JOIN users u ON u.id = s.user_id AND u.org_id = s.org_id
          WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > $2::timestamptz`,
         [tokenHash, now],
       );
-      if (!row) return null;
-      return {
-        session: toSession(row),
-        user: toUser({ id: row.user_id, org_id: row.org_id, name: row.u_name, role: row.u_role }),
-        groups: row.group_ids,
-      };
+      return row ? { session: toSession(row), ...toPrincipal(row) } : null;
     },
     async get(id) {
       const [row] = await db.query<SessionRow>(`SELECT ${COLUMNS} FROM console_sessions s WHERE s.id = $1`, [id]);

@@ -2,7 +2,7 @@ import type { KeyRepository } from '../port';
 import type { ApiKeyRecord, BudgetSpec, KeySource } from '../types';
 import type { SqlExecutor } from './database';
 import { iso, isoOrNull, json, type Timestamp } from './rows';
-import { toUser, type UserRow } from './users-repository';
+import { PRINCIPAL_COLUMNS, toPrincipal, type PrincipalRow } from './users-repository';
 
 interface KeyRow {
   id: string;
@@ -67,19 +67,13 @@ export function sqlKeys(db: SqlExecutor): KeyRepository {
     },
     async resolve(hash) {
       // One round trip on the auth path: the key, its user and the user's groups.
-      const [row] = await db.query<KeyRow & { u_id: string; u_org_id: string; u_name: string; u_role: UserRow['role']; group_ids: string[] }>(
-        `SELECT ${KEY_COLUMNS}, u.id AS u_id, u.org_id AS u_org_id, u.name AS u_name, u.role AS u_role,
-           ARRAY(SELECT g.id FROM groups g WHERE g.org_id = u.org_id AND g.members @> jsonb_build_array(u.id) ORDER BY g.id) AS group_ids
+      const [row] = await db.query<KeyRow & PrincipalRow>(
+        `SELECT ${KEY_COLUMNS}, ${PRINCIPAL_COLUMNS}
          FROM api_keys k JOIN users u ON u.id = k.user_id
          WHERE k.hash = $1 AND k.revoked_at IS NULL`,
         [hash],
       );
-      if (!row) return null;
-      return {
-        key: toKey(row),
-        user: toUser({ id: row.u_id, org_id: row.u_org_id, name: row.u_name, role: row.u_role }),
-        groups: row.group_ids,
-      };
+      return row ? { key: toKey(row), ...toPrincipal(row) } : null;
     },
     async get(id) {
       const [row] = await db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.id = $1`, [id]);

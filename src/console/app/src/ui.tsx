@@ -1,4 +1,4 @@
-// Shared pieces of the pages: loading state, errors, dates, and the SVG bar chart of the usage page.
+// Shared pieces of the pages: loading state, errors, table headers, dates, and the SVG bar chart of the usage page.
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import { errorText } from './api';
 
@@ -51,6 +51,21 @@ export function Page({ title, children, actions }: { title: string; children: Re
       </header>
       {children}
     </section>
+  );
+}
+
+/** A table's header row: one column header per name. */
+export function TableHead({ columns }: { columns: string[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((column) => (
+          <th key={column} scope="col">
+            {column}
+          </th>
+        ))}
+      </tr>
+    </thead>
   );
 }
 

@@ -1,8 +1,6 @@
-import { useEffect, useState, type FormEvent } from 'react';
-import { api, must, type Ok } from '../api';
-import { ErrorBox, Loading, Page, isoFromLocal, when } from '../ui';
-
-type AuditItem = Ok<'/v1/admin/audit', 'get'>['items'][number];
+import { api, must } from '../api';
+import { FilterBar, KeysetTable, useFilterForm, useKeysetList } from '../lists';
+import { Page, isoFromLocal, when } from '../ui';
 
 interface Filters {
   userId: string;
@@ -44,105 +42,53 @@ const FIELDS: { name: keyof Filters; label: string; type?: string; placeholder?:
   { name: 'until', label: 'Until', type: 'datetime-local' },
 ];
 
+// The filters are typed by the document; a status like "4xx" is a string the operation accepts.
+const fetchAudit = (filters: Filters, after?: string) => must(api.GET('/v1/admin/audit', { params: { query: query(filters, after) as never } }));
+
 export function AuditPage() {
-  const [draft, setDraft] = useState<Filters>(EMPTY);
-  const [filters, setFilters] = useState<Filters>(EMPTY);
-  const [items, setItems] = useState<AuditItem[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [loading, setLoading] = useState(true);
-
-  const load = async (current: Filters, after?: string) => {
-    setLoading(true);
-    setError(null);
-    try {
-      // The filters are typed by the document; a status like "4xx" is a string the operation accepts.
-      const page = await must(api.GET('/v1/admin/audit', { params: { query: query(current, after) as never } }));
-      setItems((existing) => (after ? [...existing, ...page.items] : page.items));
-      setCursor(page.nextCursor);
-    } catch (err) {
-      setError(err);
-      if (!after) setItems([]);
-    } finally {
-      setLoading(false);
-    }
-  };
-
-  useEffect(() => {
-    void load(filters);
-  }, [filters]);
-
-  const apply = (event: FormEvent) => {
-    event.preventDefault();
-    setFilters({ ...draft });
-  };
-
+  const form = useFilterForm(EMPTY);
+  const list = useKeysetList(fetchAudit, form.filters);
   return (
     <Page title="Audit">
-      <form onSubmit={apply} className="filters" aria-label="Filter audit records">
+      <FilterBar label="Filter audit records" onApply={form.apply}>
         {FIELDS.map((field) => (
           <label key={field.name}>
             {field.label}
             <input
               type={field.type ?? 'text'}
-              value={draft[field.name]}
+              value={form.draft[field.name]}
               placeholder={field.placeholder}
               maxLength={200}
-              onChange={(e) => setDraft({ ...draft, [field.name]: e.target.value })}
+              onChange={(e) => form.set(field.name, e.target.value)}
             />
           </label>
         ))}
-        <button type="submit">Apply filters</button>
-      </form>
-      <ErrorBox error={error} />
-      <table aria-label="Audit records">
-        <thead>
-          <tr>
-            <th scope="col">Time</th>
-            <th scope="col">User</th>
-            <th scope="col">Key</th>
-            <th scope="col">Operation</th>
-            <th scope="col">Status</th>
-            <th scope="col">Model</th>
-            <th scope="col">Tokens</th>
-            <th scope="col">Latency</th>
+      </FilterBar>
+      <KeysetTable
+        label="Audit records"
+        columns={['Time', 'User', 'Key', 'Operation', 'Status', 'Model', 'Tokens', 'Latency']}
+        empty="No audit records match."
+        list={list}
+        row={(record) => (
+          <tr key={record.id}>
+            <td>{when(record.at)}</td>
+            <td>{record.userId ?? '—'}</td>
+            <td>
+              <code>{record.keyId ?? '—'}</code>
+            </td>
+            <th scope="row">
+              {record.operationId ?? record.route}
+              <div className="muted small">
+                {record.method} {record.route}
+              </div>
+            </th>
+            <td>{record.status}</td>
+            <td>{record.model ?? '—'}</td>
+            <td>{record.promptTokens !== undefined ? `${record.promptTokens} / ${record.completionTokens ?? 0}` : '—'}</td>
+            <td>{record.latencyMs} ms</td>
           </tr>
-        </thead>
-        <tbody>
-          {!loading && items.length === 0 && (
-            <tr>
-              <td colSpan={8} className="muted">
-                No audit records match.
-              </td>
-            </tr>
-          )}
-          {items.map((record) => (
-            <tr key={record.id}>
-              <td>{when(record.at)}</td>
-              <td>{record.userId ?? '—'}</td>
-              <td>
-                <code>{record.keyId ?? '—'}</code>
-              </td>
-              <th scope="row">
-                {record.operationId ?? record.route}
-                <div className="muted small">
-                  {record.method} {record.route}
-                </div>
-              </th>
-              <td>{record.status}</td>
-              <td>{record.model ?? '—'}</td>
-              <td>{record.promptTokens !== undefined ? `${record.promptTokens} / ${record.completionTokens ?? 0}` : '—'}</td>
-              <td>{record.latencyMs} ms</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <Loading loading={loading} />
-      {cursor && !loading && (
-        <button type="button" onClick={() => void load(filters, cursor)}>
-          More
-        </button>
-      )}
+        )}
+      />
     </Page>
   );
 }

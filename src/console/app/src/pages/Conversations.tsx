@@ -1,68 +1,40 @@
-import { useState } from 'react';
 import { api, must, type Ok } from '../api';
+import { KeysetTable, useKeysetList } from '../lists';
 import { Link } from '../router';
 import { ErrorBox, Loading, Page, useLoad, when } from '../ui';
 import { Items, StatusBadge } from './Runs';
 
-type ResponseItem = Ok<'/v1/responses', 'get'>['items'][number];
+// The list takes no filters: one constant, so the first page is read once.
+const NO_FILTERS = {};
+const fetchResponses = (_: object, after?: string) => must(api.GET('/v1/responses', { params: { query: { limit: 20, ...(after ? { after } : {}) } } }));
 
 export function ConversationsPage() {
-  const [items, setItems] = useState<ResponseItem[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [after, setAfter] = useState<string | undefined>(undefined);
-  const page = useLoad(async () => {
-    const result = await must(api.GET('/v1/responses', { params: { query: { limit: 20, ...(after ? { after } : {}) } } }));
-    setItems((existing) => (after ? [...existing, ...result.items] : result.items));
-    setCursor(result.nextCursor);
-    return result;
-  }, [after]);
+  const list = useKeysetList(fetchResponses, NO_FILTERS);
   return (
     <Page title="Conversations">
       <p className="muted">Stored Responses (store: true) you may see, newest first. Open one to replay its input and output.</p>
-      <ErrorBox error={page.error} />
-      <table aria-label="Stored responses">
-        <thead>
-          <tr>
-            <th scope="col">Response</th>
-            <th scope="col">Created</th>
-            <th scope="col">Model</th>
-            <th scope="col">Status</th>
-            <th scope="col">Conversation</th>
-            <th scope="col">User</th>
+      <KeysetTable
+        label="Stored responses"
+        columns={['Response', 'Created', 'Model', 'Status', 'Conversation', 'User']}
+        empty="No stored responses."
+        list={list}
+        row={(item) => (
+          <tr key={item.id}>
+            <th scope="row">
+              <Link to={`/conversations/${item.id}`}>
+                <code>{item.id}</code>
+              </Link>
+            </th>
+            <td>{when(item.createdAt)}</td>
+            <td>{item.model}</td>
+            <td>
+              <StatusBadge status={item.status} />
+            </td>
+            <td>{item.conversationId ?? (item.previousResponseId ? `after ${item.previousResponseId}` : '—')}</td>
+            <td>{item.userId ?? '—'}</td>
           </tr>
-        </thead>
-        <tbody>
-          {!page.loading && items.length === 0 && (
-            <tr>
-              <td colSpan={6} className="muted">
-                No stored responses.
-              </td>
-            </tr>
-          )}
-          {items.map((item) => (
-            <tr key={item.id}>
-              <th scope="row">
-                <Link to={`/conversations/${item.id}`}>
-                  <code>{item.id}</code>
-                </Link>
-              </th>
-              <td>{when(item.createdAt)}</td>
-              <td>{item.model}</td>
-              <td>
-                <StatusBadge status={item.status} />
-              </td>
-              <td>{item.conversationId ?? (item.previousResponseId ? `after ${item.previousResponseId}` : '—')}</td>
-              <td>{item.userId ?? '—'}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <Loading loading={page.loading} />
-      {cursor && !page.loading && (
-        <button type="button" onClick={() => setAfter(cursor)}>
-          More
-        </button>
-      )}
+        )}
+      />
     </Page>
   );
 }

@@ -1,10 +1,9 @@
-import { useEffect, useState, type FormEvent } from 'react';
-import { api, must, type Ok, type Schemas } from '../api';
+import { useEffect, useState } from 'react';
+import { api, must, type Schemas } from '../api';
+import { FilterBar, KeysetTable, useFilterForm, useKeysetList } from '../lists';
 import { Link, navigate } from '../router';
-import { ErrorBox, Loading, Page, isoFromLocal, useLoad, when } from '../ui';
+import { ErrorBox, Loading, Page, TableHead, isoFromLocal, useLoad, when } from '../ui';
 
-type RunList = Ok<'/v1/runs', 'get'>;
-type RunItem = RunList['items'][number];
 type Status = Schemas['RunStatus'];
 const STATUSES: Status[] = ['in_progress', 'success', 'failure', 'cancelled'];
 
@@ -32,45 +31,19 @@ export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge badge-${status}`}>{status.replace('_', ' ')}</span>;
 }
 
+const fetchRuns = (filters: Filters, after?: string) => must(api.GET('/v1/runs', { params: { query: query(filters, after) } }));
+
 export function RunsPage() {
   const agents = useLoad(() => must(api.GET('/v1/agents/list')), []);
   const initialAgent = new URLSearchParams(window.location.search).get('agentId') ?? '';
-  const [draft, setDraft] = useState<Filters>({ agentId: initialAgent, status: '', createdAfter: '', createdBefore: '' });
-  const [filters, setFilters] = useState<Filters>(draft);
-  const [items, setItems] = useState<RunItem[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [loading, setLoading] = useState(true);
-
-  const load = async (current: Filters, after?: string) => {
-    setLoading(true);
-    setError(null);
-    try {
-      const page = await must(api.GET('/v1/runs', { params: { query: query(current, after) } }));
-      setItems((existing) => (after ? [...existing, ...page.items] : page.items));
-      setCursor(page.nextCursor);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setLoading(false);
-    }
-  };
-
-  useEffect(() => {
-    void load(filters);
-  }, [filters]);
-
-  const apply = (event: FormEvent) => {
-    event.preventDefault();
-    setFilters({ ...draft });
-  };
-
+  const form = useFilterForm<Filters>({ agentId: initialAgent, status: '', createdAfter: '', createdBefore: '' });
+  const list = useKeysetList(fetchRuns, form.filters);
   return (
     <Page title="Runs">
-      <form onSubmit={apply} className="filters" aria-label="Filter runs">
+      <FilterBar label="Filter runs" onApply={form.apply}>
         <label>
           Agent
-          <select value={draft.agentId} onChange={(e) => setDraft({ ...draft, agentId: e.target.value })}>
+          <select value={form.draft.agentId} onChange={(e) => form.set('agentId', e.target.value)}>
             <option value="">All agents</option>
             {agents.data?.items.map((agent) => (
               <option key={agent.agentId} value={agent.agentId}>
@@ -81,7 +54,7 @@ export function RunsPage() {
         </label>
         <label>
           Status
-          <select value={draft.status} onChange={(e) => setDraft({ ...draft, status: STATUSES.find((s) => s === e.target.value) ?? '' })}>
+          <select value={form.draft.status} onChange={(e) => form.set('status', STATUSES.find((s) => s === e.target.value) ?? '')}>
             <option value="">Any status</option>
             {STATUSES.map((status) => (
               <option key={status} value={status}>
@@ -92,58 +65,35 @@ export function RunsPage() {
         </label>
         <label>
           Created after
-          <input type="datetime-local" value={draft.createdAfter} onChange={(e) => setDraft({ ...draft, createdAfter: e.target.value })} />
+          <input type="datetime-local" value={form.draft.createdAfter} onChange={(e) => form.set('createdAfter', e.target.value)} />
         </label>
         <label>
           Created before
-          <input type="datetime-local" value={draft.createdBefore} onChange={(e) => setDraft({ ...draft, createdBefore: e.target.value })} />
+          <input type="datetime-local" value={form.draft.createdBefore} onChange={(e) => form.set('createdBefore', e.target.value)} />
         </label>
-        <button type="submit">Apply filters</button>
-      </form>
-      <ErrorBox error={error} />
-      <table aria-label="Runs">
-        <thead>
-          <tr>
-            <th scope="col">Run</th>
-            <th scope="col">Agent</th>
-            <th scope="col">Status</th>
-            <th scope="col">Created</th>
-            <th scope="col">Ended</th>
-            <th scope="col">Triggered by</th>
+      </FilterBar>
+      <KeysetTable
+        label="Runs"
+        columns={['Run', 'Agent', 'Status', 'Created', 'Ended', 'Triggered by']}
+        empty="No runs match."
+        list={list}
+        row={(run) => (
+          <tr key={run.runId}>
+            <th scope="row">
+              <Link to={`/runs/${run.runId}`}>
+                <code>{run.runId.slice(0, 8)}</code>
+              </Link>
+            </th>
+            <td>{run.agentName ?? run.agentId ?? '(deleted agent)'}</td>
+            <td>
+              <StatusBadge status={run.status} />
+            </td>
+            <td>{when(run.createdAtUtc)}</td>
+            <td>{when(run.endedAtUtc)}</td>
+            <td>{run.triggeredBy ?? 'trigger'}</td>
           </tr>
-        </thead>
-        <tbody>
-          {!loading && items.length === 0 && (
-            <tr>
-              <td colSpan={6} className="muted">
-                No runs match.
-              </td>
-            </tr>
-          )}
-          {items.map((run) => (
-            <tr key={run.runId}>
-              <th scope="row">
-                <Link to={`/runs/${run.runId}`}>
-                  <code>{run.runId.slice(0, 8)}</code>
-                </Link>
-              </th>
-              <td>{run.agentName ?? run.agentId ?? '(deleted agent)'}</td>
-              <td>
-                <StatusBadge status={run.status} />
-              </td>
-              <td>{when(run.createdAtUtc)}</td>
-              <td>{when(run.endedAtUtc)}</td>
-              <td>{run.triggeredBy ?? 'trigger'}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <Loading loading={loading} />
-      {cursor && !loading && (
-        <button type="button" onClick={() => void load(filters, cursor)}>
-          More
-        </button>
-      )}
+        )}
+      />
     </Page>
   );
 }
@@ -303,14 +253,7 @@ export function RunPage({ runId }: { runId: string }) {
                 Evaluation: <StatusBadge status={evals.data.result} />
               </p>
               <table aria-label="Steps">
-                <thead>
-                  <tr>
-                    <th scope="col">Step</th>
-                    <th scope="col">Name</th>
-                    <th scope="col">Verdict</th>
-                    <th scope="col">Explanation</th>
-                  </tr>
-                </thead>
+                <TableHead columns={['Step', 'Name', 'Verdict', 'Explanation']} />
                 <tbody>
                   {evals.data.steps.map((step) => (
                     <tr key={step.stepNumber}>
