@@ -69,7 +69,9 @@ export default definePlugin<BudgetsConfig>({
       },
       onFinish(ctx) {
         const principal = ctx.principal;
-        if (!principal) return;
+        if (!principal || ctx.usage.length === 0) return;
+        // As in onRequest: nothing to count against when no budget applies (no per-request promise work).
+        if (!table.configured && !principal.keyBudgets?.length) return;
         for (const report of ctx.usage) guard.record(principal, report);
       },
       async close() {
