@@ -3,12 +3,10 @@
 // there), the legacy HTTP+SSE transport at the same URL (MCP "Transports", backwards compatibility;
 // the SDK's streamableHttpWithSseFallbackClient example). 401 and 403 are answers about the
 // credentials, which the older transport would only repeat less clearly.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { boundedFetch, type McpResponseTooLargeError } from './bounded-fetch';
 import { httpStatusOf } from './failure';
+import { mcpSdk } from './sdk';
 
 export type McpTransportKind = 'streamable-http' | 'sse';
 
@@ -45,6 +43,7 @@ const fallsBackToSse = (err: unknown): boolean => {
 };
 
 async function open(url: URL, kind: McpTransportKind, options: ConnectOptions): Promise<McpConnection> {
+  const { Client, SSEClientTransport, StreamableHTTPClientTransport, ToolListChangedNotificationSchema } = mcpSdk();
   const requestInit = { headers: options.headers };
   const client = new Client(CLIENT_INFO, { capabilities: {} });
   const fetch = boundedFetch(options.fetch, options.maxResponseBytes, (error) => {

@@ -2,12 +2,10 @@
 // item) can act on, and what it means for the connection: lost (open a new one next time), or the
 // server forgot the session (MCP "Session management": a 404 to a request carrying Mcp-Session-Id
 // means start a new session; the request was not processed, so it may be sent again once).
-import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { SsrfBlockedError } from '../../providers/http/ssrf-guard';
 import { WebAccessError } from '../web-access';
 import { McpResponseTooLargeError } from './bounded-fetch';
+import { loadedMcpSdk } from './sdk';
 
 /** A short, stable name of the failure for logs (never the server's own words, which may echo secrets). */
 export type McpFailureKind =
@@ -47,7 +45,8 @@ function causes(err: unknown): unknown[] {
 
 /** The HTTP status of a transport error, when the server answered with one. */
 export function httpStatusOf(err: unknown): number | undefined {
-  if (err instanceof StreamableHTTPError || err instanceof SseError) return err.code !== undefined && err.code > 0 ? err.code : undefined;
+  const sdk = loadedMcpSdk();
+  if (sdk && (err instanceof sdk.StreamableHTTPError || err instanceof sdk.SseError)) return err.code !== undefined && err.code > 0 ? err.code : undefined;
   // The legacy SSE transport reports a failed POST as a plain Error naming the status.
   const match = err instanceof Error ? /\(HTTP (\d{3})\)/.exec(err.message) : null;
   return match ? Number(match[1]) : undefined;
@@ -62,7 +61,9 @@ export function describeFailure(err: unknown, serverLabel: string, timeoutMs: nu
     if (link instanceof WebAccessError) return { kind: 'blocked', message: `${server} cannot be reached: ${link.message}` };
     if (link instanceof McpResponseTooLargeError) return { kind: 'too_large', message: `${server} sent a reply larger than ${link.maxBytes} bytes.` };
   }
-  if (err instanceof McpError) {
+  const sdk = loadedMcpSdk();
+  if (sdk && err instanceof sdk.McpError) {
+    const { ErrorCode } = sdk;
     if (err.code === Number(ErrorCode.RequestTimeout)) return { kind: 'timeout', message: `${server} did not answer within ${timeoutMs} ms.` };
     if (err.code === Number(ErrorCode.ConnectionClosed)) return { kind: 'closed', message: `The connection to ${server} closed.` };
     return { kind: 'protocol_error', message: `${server} answered with an error: ${detail(err.message)}` };
@@ -85,7 +86,8 @@ export function describeFailure(err: unknown, serverLabel: string, timeoutMs: nu
 
 /** The connection cannot be trusted after this error: open a new one for the next request. */
 export function connectionLost(err: unknown): boolean {
-  if (err instanceof McpError) return err.code === Number(ErrorCode.ConnectionClosed);
+  const sdk = loadedMcpSdk();
+  if (sdk && err instanceof sdk.McpError) return err.code === Number(sdk.ErrorCode.ConnectionClosed);
   return true;
 }
 
