@@ -46,6 +46,13 @@ const GAP_RETRY_MS = 25;
  */
 const SETTLE_READS_MS = [150, 600];
 
+/**
+ * A failed response whose stored log has no final event is read once more after this long before the
+ * reader ends it from the body: the lapsed sweeper marks a response failed first and stores its `error`
+ * and `response.failed` right after, and a read between the two would end without the error event.
+ */
+const FAILED_SETTLE_MS = 100;
+
 /** What the reader has yielded and what it holds back until the numbers before it arrive. */
 class Sequencer {
   private readonly held = new Map<number, StreamEvent>();
@@ -172,6 +179,10 @@ export async function* replayEvents(options: ReplayOptions): AsyncGenerator<Stre
     if (!record) return false;
     const stored = await responses.listEvents(responseId, sequencer.last);
     sequencer.addStored(asStreamEvents(stored));
+    if (record.status === 'failed' && !sequencer.ended) {
+      await new Promise((resolve) => setTimeout(resolve, FAILED_SETTLE_MS));
+      sequencer.addStored(asStreamEvents(await responses.listEvents(responseId, sequencer.last)));
+    }
     if (finished(record) && !sequencer.ended) {
       // Nothing yielded by this reader and nothing stored at all: the log is gone (or never was).
       const logAbsent = sequencer.last === options.startingAfter && (await responses.listEvents(responseId, -1, 1)).length === 0;

@@ -56,6 +56,39 @@ describe('lapsed response leases (postgres store)', function () {
     await leases.close();
   });
 
+  it("a reader that finds the response failed before the sweeper's events are stored still ends with them", async () => {
+    const live = createInProcessLiveEvents({ storePollMs: 60_000 });
+    const record = inProgressResponse({ lease: { owner: 'gw-dead', until: new Date(Date.now() - 1000).toISOString() } });
+    await t.store.responses.create(record);
+    const createdAt = new Date().toISOString();
+    await t.store.responses.appendEvents([0, 1].map((n) => ({ responseId: record.id, ...textEvent(n), createdAt })));
+    // The sweeper's two steps, with a reader starting between them: failed first, its events 30 ms later.
+    const body = { ...record.body, status: 'failed', error: { code: LAPSED_ERROR.code, message: LAPSED_ERROR.message } };
+    assert.ok(await t.store.responses.finish(record.id, { status: 'failed', body }, { whenStatus: 'in_progress' }));
+    const reading = drain(replayEvents({ responses: t.store.responses, live, responseId: record.id, startingAfter: -1 }));
+    await new Promise((r) => setTimeout(r, 30));
+    await t.store.responses.appendEvents([
+      {
+        responseId: record.id,
+        sequenceNumber: 2,
+        event: 'error',
+        data: { type: 'error', sequence_number: 2, code: 'server_error', message: LAPSED_ERROR.message },
+        createdAt,
+      },
+      { responseId: record.id, sequenceNumber: 3, event: 'response.failed', data: { type: 'response.failed', sequence_number: 3, response: body }, createdAt },
+    ]);
+    const events = await reading;
+    assert.deepEqual(
+      events.map((e) => [e.sequenceNumber, e.event]),
+      [
+        [0, 'response.created'],
+        [1, 'response.in_progress'],
+        [2, 'error'],
+        [3, 'response.failed'],
+      ],
+    );
+  });
+
   it('marks a lapsed response failed, appends error and response.failed after its stored events, ends its waiting reader; once', async () => {
     const live = createInProcessLiveEvents({ storePollMs: 60_000 });
     const log = new ResponseEventLog({ responses: t.store.responses, live, logger: silentLogger });
