@@ -62,11 +62,26 @@ describe('lapsed response leases (postgres store)', function () {
     await t.store.responses.create(record);
     const createdAt = new Date().toISOString();
     await t.store.responses.appendEvents([0, 1].map((n) => ({ responseId: record.id, ...textEvent(n), createdAt })));
-    // The sweeper's two steps, with a reader starting between them: failed first, its events 30 ms later.
+    // The sweeper's two steps with a reader's read between them: failed first, then (once the reader
+    // has read the log without them) its events. Any later read by the reader waits for that write.
     const body = { ...record.body, status: 'failed', error: { code: LAPSED_ERROR.code, message: LAPSED_ERROR.message } };
     assert.ok(await t.store.responses.finish(record.id, { status: 'failed', body }, { whenStatus: 'in_progress' }));
-    const reading = drain(replayEvents({ responses: t.store.responses, live, responseId: record.id, startingAfter: -1 }));
-    await new Promise((r) => setTimeout(r, 30));
+    let firstRead!: () => void;
+    const firstReadDone = new Promise<void>((resolve) => (firstRead = resolve));
+    let appended!: () => void;
+    const appendDone = new Promise<void>((resolve) => (appended = resolve));
+    let reads = 0;
+    const responses = {
+      get: (id: string) => t.store.responses.get(id),
+      async listEvents(id: string, after: number, limit?: number) {
+        if (++reads > 1) await appendDone;
+        const events = await t.store.responses.listEvents(id, after, limit);
+        if (reads === 1) firstRead();
+        return events;
+      },
+    };
+    const reading = drain(replayEvents({ responses, live, responseId: record.id, startingAfter: -1 }));
+    await firstReadDone;
     await t.store.responses.appendEvents([
       {
         responseId: record.id,
@@ -77,6 +92,7 @@ describe('lapsed response leases (postgres store)', function () {
       },
       { responseId: record.id, sequenceNumber: 3, event: 'response.failed', data: { type: 'response.failed', sequence_number: 3, response: body }, createdAt },
     ]);
+    appended();
     const events = await reading;
     assert.deepEqual(
       events.map((e) => [e.sequenceNumber, e.event]),
