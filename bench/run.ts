@@ -39,7 +39,7 @@
 //                                      postgres (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test,
 //                                      in a fresh schema created and dropped by the bench); default: both
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -235,8 +235,15 @@ function startPinned(core: number, args: string[], env: NodeJS.ProcessEnv = proc
       }
       return false;
     };
+    // BENCH_CHILD_LOG_DIR: every pinned child's output also goes to <dir>/<pid>.log (e.g. with --trace-gc).
+    const logDir = process.env['BENCH_CHILD_LOG_DIR'];
+    if (logDir) {
+      const file = createWriteStream(path.join(logDir, `${child.pid}.log`));
+      child.stdout!.pipe(file);
+      child.stderr!.pipe(file);
+    }
     child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
+      if (out.length < 100_000) out += d.toString();
       onLine(out);
     });
     child.stderr!.on('data', (d: Buffer) => {

@@ -11,7 +11,7 @@ import { controlSocketOf } from './cli/embedded-lock';
 import { answerClientErrors } from './http/client-error';
 import { errorFields } from './log/logger';
 import { startServeRuntime, startWorkerRuntime, type Runtime } from './runtime';
-import { limitHeapGrowth } from './heap-growth';
+import { applyV8Settings } from './v8-settings';
 import path from 'node:path';
 import { openapiText } from './operations/meta/docs';
 
@@ -39,7 +39,7 @@ function fail(message: string): never {
 }
 
 async function serve(argv: string[], worker: boolean): Promise<void> {
-  limitHeapGrowth();
+  applyV8Settings();
   // Listen for the stop signals from the first moment: one that arrives while the gateway starts
   // stops it as soon as it is up. `on`, not `once`: a terminal's Ctrl-C or a service manager signals
   // the whole process group and npm forwards the same signal again, so one stop may bring two
