@@ -1,9 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import Ajv, { type ErrorObject } from 'ajv';
-import addFormats from 'ajv-formats';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { parseDocument } from 'yaml';
-import schema from '../../config/gateway.schema.json';
 import { CONFIG_CHECKS, type SwitchedOff } from './cross-checks';
 import { interpolate } from './interpolate';
 import { childPath, formatProblem, jsonPointerToPath, oneOf, type ConfigProblem } from './problems';
@@ -55,17 +53,10 @@ function describe(error: ErrorObject): ConfigProblem {
   return { path: at, message: error.message ?? 'is invalid', fix: `change the value (${JSON.stringify(error.data)})${hint}` };
 }
 
-// Compiled once per process: config validation is start-up work, never per request.
-let validateConfig: ReturnType<Ajv['compile']> | undefined;
-function validator(): ReturnType<Ajv['compile']> {
-  if (!validateConfig) {
-    // verbose: errors carry the failing value and schema, so each problem can say how to fix it.
-    const ajv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: true, strict: false, verbose: true });
-    addFormats(ajv);
-    validateConfig = ajv.compile(schema);
-  }
-  return validateConfig;
-}
+// Generated at build time from config/gateway.schema.json (openapi/build-artifacts.ts): all errors,
+// defaults filled in, values coerced, verbose (each error carries the failing value and its schema).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const validateConfig = require('../generated/config-validator.js') as ValidateFunction;
 
 /** YAML syntax errors, each with its line and what that line reads (the parser's code frame is multi-line). */
 function yamlProblems(text: string): { doc: unknown; problems: ConfigProblem[] } {
@@ -162,7 +153,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   }
   const switchedOff = switchOff(raw, doc);
   telemetrySwitch(doc);
-  const validate = validator();
+  const validate = validateConfig;
   const problems = validate(doc) ? [] : (validate.errors ?? []).map(describe);
   problems.push(...environmentOverrides(doc, env));
   for (const check of CONFIG_CHECKS) problems.push(...check({ doc, switchedOff }));

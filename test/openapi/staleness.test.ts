@@ -24,13 +24,14 @@ describe('generated artifacts', function () {
       'config/gateway.schema.json',
       'src/console/app/src/generated/api.d.ts',
       'src/generated/body-validators.js',
+      'src/generated/config-validator.js',
       'src/generated/openapi.json',
       'src/generated/param-validators.js',
       'src/generated/routes.ts',
     ]);
     const dir = await mkdtemp(path.join(tmpdir(), 'agw-generated-'));
     try {
-      assert.equal((await staleArtifacts(dir, artifacts)).length, 6, 'missing files are stale');
+      assert.equal((await staleArtifacts(dir, artifacts)).length, 7, 'missing files are stale');
       await writeArtifacts(dir, artifacts, Object.keys(artifacts));
       assert.deepEqual(await staleArtifacts(dir, artifacts), []);
       await writeFile(path.join(dir, 'src/generated/routes.ts'), `${artifacts['src/generated/routes.ts']}// edited by hand\n`);
