@@ -72,3 +72,13 @@ export function gatewayConfigDocument(dir: string, upstreams: Upstreams, store: 
     logging: { level: 'info', accessLog: false },
   };
 }
+
+/**
+ * The node flags a package.json script runs the gateway with (`exec node <flags> bin/agent-gateway.js
+ * serve`: `npm start`'s, e.g. its young generation size).
+ */
+export function servingNodeFlags(script: string): string[] {
+  const match = /\bnode((?:\s+--\S+)*)\s+bin\/agent-gateway\.js\b/.exec(script);
+  if (!match) throw new Error(`the script does not run bin/agent-gateway.js with node: ${script}`);
+  return match[1]!.split(/\s+/).filter(Boolean);
+}

@@ -47,7 +47,7 @@ import { stringify } from 'yaml';
 import { makeCertificate } from './certificate';
 import { readStoredEventLog } from './event-log-check';
 import { resetPeakRss, rssOf } from './process-memory';
-import { BENCH_KEY as KEY, gatewayConfigDocument, type StoreKind, type Upstreams } from './gateway-config';
+import { BENCH_KEY as KEY, gatewayConfigDocument, servingNodeFlags, type StoreKind, type Upstreams } from './gateway-config';
 import type { ConversationLoadOptions, ConversationLoadResult } from './conversation-load';
 import type { LoadOptions } from './loadgen';
 import { listsPoint, listsScale } from './lists';
@@ -56,6 +56,10 @@ import { responsesStreamEventCount } from './responses-wire';
 
 const DIST = path.resolve(__dirname);
 const MAIN = path.resolve(__dirname, '../src/main.js');
+
+const PACKAGE = JSON.parse(readFileSync(path.resolve(__dirname, '../../package.json'), 'utf8')) as { scripts: Record<string, string> };
+// The node flags `npm start` runs the gateway with: the bench measures the gateway as an operator runs it.
+const SERVE_NODE_FLAGS = servingNodeFlags(PACKAGE.scripts['start'] ?? '');
 /** Load before each measured run (connections opened, code warm), not counted. */
 const WARMUP_MS = 1000;
 /** Text deltas per stream (the upstreams read the same variable). */
@@ -379,7 +383,7 @@ async function runListsPoint(): Promise<void> {
     scale: listsScale(fraction),
     requests: Math.round(flag('requests', 200)),
     async startGateway(configFile) {
-      const started = await startPinned(1, [MAIN, 'serve', '--config', configFile], { PATH: process.env['PATH'] ?? '' });
+      const started = await startPinned(1, [...SERVE_NODE_FLAGS, MAIN, 'serve', '--config', configFile], { PATH: process.env['PATH'] ?? '' });
       return {
         port: started.info['port'] as number,
         async stop() {
@@ -448,7 +452,7 @@ async function throughputMain(apis: readonly Api[]): Promise<void> {
       const nodeArgs = (process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
       // Its child processes (the embedded store's database) inherit its core, as they would under an
       // operator's taskset or cgroup: the database's work competes with the gateway's, as in production.
-      const gateway = await startPinned(1, [...nodeArgs, MAIN, 'serve', '--config', config], env);
+      const gateway = await startPinned(1, [...SERVE_NODE_FLAGS, ...nodeArgs, MAIN, 'serve', '--config', config], env);
       children.push(gateway.child);
       gateways.push({ store, port: gateway.info['port'] as number, pid: gateway.child.pid! });
     }
@@ -457,10 +461,14 @@ async function throughputMain(apis: readonly Api[]): Promise<void> {
     const model = (kind: UpstreamKind): string => (kind === 'tls' ? 'bench-model-tls' : 'bench-model');
 
     if (soakSeconds > 0) {
+      // `--api responses`: the soak sends the non-streamed Responses request instead of the chat one.
+      const responses = apis.includes('responses') && !apis.includes('chat');
       for (const gateway of gateways)
         await soak(
           gateway.store,
-          { url: `http://127.0.0.1:${gateway.port}/v1/chat/completions`, key: KEY, body: chatRequest('bench-model', false) },
+          responses
+            ? { url: `http://127.0.0.1:${gateway.port}/v1/responses`, key: KEY, body: responsesRequest('bench-model', { stream: false, store: false }) }
+            : { url: `http://127.0.0.1:${gateway.port}/v1/chat/completions`, key: KEY, body: chatRequest('bench-model', false) },
           gateway.pid,
           soakSeconds,
         );
@@ -473,7 +481,9 @@ async function throughputMain(apis: readonly Api[]): Promise<void> {
     console.log(
       `proxy under test pinned to core 1 (the gateway with its process tree${stores.includes('embedded') ? ": the embedded store's database process too" : ''}); upstreams and load generator on core 0${postgresPin?.pinned ? ', with the local PostgreSQL server' : ''}; gateway plugins: auth, rateLimit, audit, stripFields; stores: ${stores.join(', ')}; upstreams: ${kinds.join(', ')}; APIs: ${apis.join(', ')}`,
     );
-    console.log(`gateway NODE_OPTIONS: ${process.env['NODE_OPTIONS'] || '(none)'}; node flags: ${process.env['BENCH_GATEWAY_NODE_ARGS'] || '(none)'}\n`);
+    console.log(
+      `gateway NODE_OPTIONS: ${process.env['NODE_OPTIONS'] || '(none)'}; node flags: ${[...SERVE_NODE_FLAGS, process.env['BENCH_GATEWAY_NODE_ARGS'] ?? ''].join(' ').trim() || '(none)'} (npm start's, then BENCH_GATEWAY_NODE_ARGS)\n`,
+    );
     const rows: string[][] = [];
     const checks = new Map<StoreKind, string[]>(stores.map((store) => [store, []]));
     const tlsFigures = new Map<StoreKind, string[]>(stores.map((store) => [store, []]));

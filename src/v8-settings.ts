@@ -13,6 +13,9 @@
 // thread serving requests, and every request in flight waits: a full collection's ~40 ms of concurrent
 // marking showed as a cluster of 30-50 ms latencies every ~280 ms at json c64 (p99 40 ms; on the main
 // thread, in incremental steps, 21 ms, and ~10% more requests per second; bench, one core).
+//
+// The young generation's size is not here: V8 fixes it when it sets up the heap, before any of our
+// code runs, so package.json's start and worker scripts pass `--max-semi-space-size=8` (README, Memory).
 import os from 'node:os';
 import v8 from 'node:v8';
 

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { servingNodeFlags } from '../../bench/gateway-config';
 import { childGcFlags, HEAP_GROWING_PERCENT, heapGrowthFlag, MAIN_THREAD_GC_FLAGS, mainThreadGcFlags } from '../../src/v8-settings';
 
 describe('V8 settings of the serving processes', () => {
@@ -35,5 +38,26 @@ describe('V8 settings of the serving processes', () => {
     const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', timeout: 60_000 });
     assert.equal(child.status, 0, child.stderr);
     assert.equal(child.stdout, 'collected');
+  });
+
+  it('npm start and npm run worker keep the young generation at 8 MB semi-spaces (the bench reads the same flags)', () => {
+    const scripts = (JSON.parse(readFileSync(path.resolve(__dirname, '../../package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const flags = servingNodeFlags(scripts['start']!);
+    assert.deepEqual(flags, ['--max-semi-space-size=8']);
+    assert.deepEqual(servingNodeFlags(scripts['worker']!), flags);
+    // The flag is one node takes at start (V8 ignores it once the heap is set up): a process started with
+    // it that allocates a lot of short-lived objects keeps its new space at two semi-spaces of 8 MB.
+    const script = `let keep = [];
+      for (let i = 0; i < 3e6; i++) { keep.push({ i, text: 'x' + i }); if (keep.length > 3e4) keep = []; }
+      const space = require('node:v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
+      process.stdout.write(String(space.space_size));`;
+    const sized = (nodeFlags: string[]): number => {
+      const child = spawnSync(process.execPath, [...nodeFlags, '-e', script], { encoding: 'utf8', timeout: 60_000 });
+      assert.equal(child.status, 0, child.stderr);
+      return Number(child.stdout);
+    };
+    const MiB = 1024 * 1024;
+    assert.ok(sized(flags) <= 16 * MiB, `new space ${sized(flags)} bytes`);
+    assert.ok(sized([]) > 16 * MiB, 'without the flag V8 grows it to 2 x 16 MB (the test would not tell otherwise)');
   });
 });
