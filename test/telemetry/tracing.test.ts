@@ -70,8 +70,14 @@ function gatewayConfig(runUpstream: RunUpstream, upstream: FakeOpenAiUpstream, w
     providers: {
       ...(base['providers'] as Json),
       up: { type: 'openai', baseUrl: upstream.baseUrl, apiKey: 'sk-upstream-key', retries: { max: 0 } },
+      'up-native': { type: 'openai', baseUrl: upstream.baseUrl, apiKey: 'sk-upstream-key', retries: { max: 0 }, responses: 'native' },
     },
-    models: [...(base['models'] as Json[]), { id: 'gpt-test', provider: 'up' }, { id: 'alias', provider: 'up', upstream: 'gpt-real-2024' }],
+    models: [
+      ...(base['models'] as Json[]),
+      { id: 'gpt-test', provider: 'up' },
+      { id: 'alias', provider: 'up', upstream: 'gpt-real-2024' },
+      { id: 'gpt-native', provider: 'up-native' },
+    ],
     agents: [
       ...(base['agents'] as Json[]),
       {
@@ -241,6 +247,24 @@ describe('tracing (OpenTelemetry over OTLP/HTTP)', function () {
       assert.match(exported.contentType ?? '', /^application\/json/);
       assert.equal(exported.headers['authorization'], 'Bearer otlp-token-1');
       assert.equal((await accessLine(log, requestId))['traceId'], span.traceId);
+    });
+
+    it('a Responses span names the response id its caller saw: the gateway’s when translated, none when a native reply is relayed unstored', async () => {
+      const translated = await post(gw, '/v1/responses', { model: 'gpt-test', input: 'hi', store: false });
+      assert.equal(translated.status, 200, await translated.clone().text());
+      const translatedId = ((await translated.json()) as { id: string }).id;
+      const translatedSpan = await receiver.waitFor((s) => s.attributes['agw.request_id'] === translated.headers.get('x-request-id'));
+      assert.equal(translatedSpan.attributes['agw.response.id'], translatedId);
+      assert.equal(translatedSpan.attributes['agw.response.stored'], false);
+
+      const relayed = await post(gw, '/v1/responses', { model: 'gpt-native', input: 'hi', store: false });
+      assert.equal(relayed.status, 200, await relayed.clone().text());
+      const relayedId = ((await relayed.json()) as { id: string }).id;
+      const relayedSpan = await receiver.waitFor((s) => s.attributes['agw.request_id'] === relayed.headers.get('x-request-id'));
+      // The caller sees the upstream's id; an id minted by the gateway would name a response nobody saw.
+      assert.match(relayedId, /^resp_/);
+      assert.equal(relayedSpan.attributes['agw.response.id'], undefined);
+      assert.equal(relayedSpan.attributes['agw.response.stored'], false);
     });
 
     it('a translated call: the caller’s trace continues, request span → model span, GenAI attributes, traceparent upstream', async () => {

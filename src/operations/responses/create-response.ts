@@ -295,7 +295,6 @@ async function respond(ctx: RequestContext, services: AppServices, body: Json, e
   const loop = usesServerTools(body);
   const call = prepareWireCall(ctx, services, RESPONSES_CODEC, body, { detached: stateful !== null, canonical: loop });
   let sink = null;
-  const id = stateful?.id ?? mintId('resp');
   if (stateful) {
     const { turn, leading } = stateful;
     const inspectedInput = Array.isArray(call.inspected['input']) ? (call.inspected['input'] as Json[]) : [];
@@ -318,13 +317,21 @@ async function respond(ctx: RequestContext, services: AppServices, body: Json, e
   }
   const conversation = stateful ? { conversation: { id: stateful.turn.conversation.id } } : {};
   // Tracing on: the request's span names the turn (its response and conversation ids).
-  activeSpan()?.set({ 'agw.response.id': id, [GEN_AI_CONVERSATION_ID]: stateful?.turn.conversation.id, 'agw.response.stored': stateful !== null });
+  const span = activeSpan();
+  const spanTurn = (id: string | undefined) =>
+    span?.set({ 'agw.response.id': id, [GEN_AI_CONVERSATION_ID]: stateful?.turn.conversation.id, 'agw.response.stored': stateful !== null });
 
   if (call.kind === 'forward') {
+    // Relayed from a native upstream, a response kept nowhere carries the upstream's id: none is minted
+    // here (nobody would see it); a stored one carries the gateway's (the record is ours).
+    spanTurn(stateful?.id);
     const response = await forwardWireCall(ctx, call, 'responses', stream);
-    const target = { echo: { ...echo, ...conversation }, stored: sink ? { sink, id } : null };
+    const target = { echo: { ...echo, ...conversation }, stored: sink && stateful ? { sink, id: stateful.id } : null };
     return stream ? relayNativeStream(ctx, response, call.meter, target) : relayNativeJson(response, call.meter, target);
   }
+  // Translated: the gateway writes the response object, under an id of its own.
+  const id = stateful?.id ?? mintId('resp');
+  spanTurn(id);
   // A response kept nowhere (store: false) has no later turn: its tools' workspace, browser context, MCP
   // sessions and state go when it ends, however it ends (a stored one's go with its conversation).
   const forgetAfter = loop && !stateful ? { orgId: orgOf(ctx), id } : null;
