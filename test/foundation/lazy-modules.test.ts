@@ -43,4 +43,22 @@ require('./src/config/load.ts').loadConfig('config/gateway.yaml', { OPENAI_API_K
     assert.ok(result.runtime > 0, 'the generated validators use ajv/dist/runtime');
     assert.deepEqual(result.compiler, []);
   });
+
+  it('the start-up check of the browser tools launches Chromium outside the process: no playwright-core, no promise hooks', () => {
+    // With Node's promise hooks on (playwright-core's AsyncLocalStorage turns them on once it runs),
+    // every new promise carries its async ids as symbol-keyed properties.
+    const script = `const { BrowserPool } = require('./src/tools/hosted/browser/pool.ts');
+const pool = new BrowserPool({ executablePath: '/usr/bin/chromium' }, null, null, null);
+pool.check().then((reason) => {
+  const loaded = Object.keys(require.cache).filter((m) => /[\\/]node_modules[\\/]playwright-core[\\/]/.test(m));
+  process.stdout.write(JSON.stringify({ reason, loaded, promiseIds: Object.getOwnPropertySymbols(Promise.resolve()).length }));
+});`;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    assert.equal(child.status, 0, child.stderr);
+    const result = JSON.parse(child.stdout) as { reason: string | null; loaded: string[]; promiseIds: number };
+    // Chromium started (the check ran a real launch), and this process loaded nothing of it.
+    assert.equal(result.reason, null);
+    assert.deepEqual(result.loaded, []);
+    assert.equal(result.promiseIds, 0);
+  });
 });

@@ -2,6 +2,7 @@
 // browser session per conversation, bounded: at most tools.browser.maxContexts open at once (opening
 // one more closes the least recently used idle one), each closed after idleTimeoutMs without a call,
 // when the conversation is forgotten, and at shutdown.
+import { spawn } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
 import type { Browser } from 'playwright-core';
 import type { Logger } from 'winston';
@@ -22,6 +23,52 @@ const LAUNCH_ARGS = ['--force-webrtc-ip-handling-policy=disable_non_proxied_udp'
  * start-up). A failed answer is not kept, so a fixed installation is seen by the next check.
  */
 const startupChecks = new Map<string, Promise<string | null>>();
+
+/**
+ * The start-up check launches Chromium as a browser call would, with playwright-core, in a short-lived
+ * node process of its own: loaded into the gateway, playwright-core stays resident (~70 MB) and its
+ * AsyncLocalStorage switches on Node's promise hooks for the life of the process, a cost on every
+ * promise of every request (~3% of the gateway's CPU at json c64, and the bytes of each promise's ids)
+ * in a gateway that may never make a browser call.
+ */
+const CHECK_SCRIPT = `const [playwright, executablePath, args] = process.argv.slice(1);
+require(playwright)
+  .chromium.launch({ executablePath, headless: true, args: JSON.parse(args), timeout: 30000 })
+  .then((browser) => browser.close())
+  .then(
+    () => process.exit(0),
+    (err) => {
+      process.stderr.write(err instanceof Error ? err.message : String(err));
+      process.exit(1);
+    },
+  );`;
+
+/** Longest wait for the check's process (its launch has a 30 s timeout of its own). */
+const CHECK_TIMEOUT_MS = 45_000;
+
+/** Null when Chromium at `executablePath` starts headless (and closes), else why not. */
+function launchInChild(executablePath: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['-e', CHECK_SCRIPT, require.resolve('playwright-core'), executablePath, JSON.stringify(LAUNCH_ARGS)], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      if (stderr.length < 16_384) stderr += chunk.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), CHECK_TIMEOUT_MS);
+    timer.unref();
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      resolve(err.message);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(null);
+      else resolve(playwrightMessage(new Error(stderr.trim() || `the check's process ended with ${signal ?? `exit code ${String(code)}`}`)));
+    });
+  });
+}
 
 export class BrowserPool {
   private browser: Promise<Browser> | null = null;
@@ -57,13 +104,8 @@ export class BrowserPool {
     } catch {
       return `no Chromium executable at ${path} (install Debian's chromium, or set tools.browser.executablePath)`;
     }
-    try {
-      const browser = await this.launch();
-      await browser.close();
-      return null;
-    } catch (err) {
-      return `Chromium at ${path} does not start: ${playwrightMessage(err)}`;
-    }
+    const failure = await launchInChild(path);
+    return failure === null ? null : `Chromium at ${path} does not start: ${failure}`;
   }
 
   /** The conversation's session if one is open (listing requests never opens one). */
