@@ -153,8 +153,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   }
   const switchedOff = switchOff(raw, doc);
   telemetrySwitch(doc);
-  const validate = validateConfig;
-  const problems = validate(doc) ? [] : (validate.errors ?? []).map(describe);
+  const problems = validateConfig(doc) ? [] : (validateConfig.errors ?? []).map(describe);
   problems.push(...environmentOverrides(doc, env));
   for (const check of CONFIG_CHECKS) problems.push(...check({ doc, switchedOff }));
   if (problems.length > 0) throw configError(source, problems);

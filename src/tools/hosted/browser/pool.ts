@@ -31,9 +31,9 @@ const startupChecks = new Map<string, Promise<string | null>>();
  * promise of every request (~3% of the gateway's CPU at json c64, and the bytes of each promise's ids)
  * in a gateway that may never make a browser call.
  */
-const CHECK_SCRIPT = `const [playwright, executablePath, args] = process.argv.slice(1);
+const CHECK_SCRIPT = `const [playwright, options] = process.argv.slice(1);
 require(playwright)
-  .chromium.launch({ executablePath, headless: true, args: JSON.parse(args), timeout: 30000 })
+  .chromium.launch(JSON.parse(options))
   .then((browser) => browser.close())
   .then(
     () => process.exit(0),
@@ -43,13 +43,17 @@ require(playwright)
     },
   );`;
 
-/** Longest wait for the check's process (its launch has a 30 s timeout of its own). */
-const CHECK_TIMEOUT_MS = 45_000;
+/** How Chromium is launched, by a browser call and by the start-up check alike. */
+const LAUNCH_TIMEOUT_MS = 30_000;
+const launchOptions = (executablePath: string) => ({ executablePath, headless: true, args: LAUNCH_ARGS, timeout: LAUNCH_TIMEOUT_MS });
+
+/** Longest wait for the check's process (its launch has a timeout of its own). */
+const CHECK_TIMEOUT_MS = LAUNCH_TIMEOUT_MS + 15_000;
 
 /** Null when Chromium at `executablePath` starts headless (and closes), else why not. */
 function launchInChild(executablePath: string): Promise<string | null> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['-e', CHECK_SCRIPT, require.resolve('playwright-core'), executablePath, JSON.stringify(LAUNCH_ARGS)], {
+    const child = spawn(process.execPath, ['-e', CHECK_SCRIPT, require.resolve('playwright-core'), JSON.stringify(launchOptions(executablePath))], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
@@ -65,7 +69,7 @@ function launchInChild(executablePath: string): Promise<string | null> {
     child.once('close', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) resolve(null);
-      else resolve(playwrightMessage(new Error(stderr.trim() || `the check's process ended with ${signal ?? `exit code ${String(code)}`}`)));
+      else resolve(playwrightMessage(stderr.trim() || `the check's process ended with ${signal ?? `exit code ${String(code)}`}`));
     });
   });
 }
@@ -228,6 +232,6 @@ export class BrowserPool {
     // on first launch: it is ~70 MB of resident memory a gateway without browser calls should not carry.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { chromium } = require('playwright-core') as typeof import('playwright-core');
-    return chromium.launch({ executablePath: this.config.executablePath, headless: true, args: LAUNCH_ARGS, timeout: 30_000 });
+    return chromium.launch(launchOptions(this.config.executablePath));
   }
 }
