@@ -22,6 +22,9 @@
 //   npm run bench -- --repeat 3        runs per cell, interleaved across targets; figures are medians
 //   npm run bench -- --soak 600        c = 64 non-streaming through the gateway for 600 s (after 30 s of
 //                                      warm-up), RSS sampled
+//   npm run bench -- --soak 30 --soak-request responses-stored-stream
+//                                      the soak's request: chat (default), responses (also --api responses),
+//                                      responses-stream, responses-stored-stream
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npm run bench -- ...
 //                                      extra node flags for the gateway process only (profiling)
 //   npm run bench -- --upstream plain  plain HTTP upstreams only (or tls); default: both
@@ -461,17 +464,7 @@ async function throughputMain(apis: readonly Api[]): Promise<void> {
     const model = (kind: UpstreamKind): string => (kind === 'tls' ? 'bench-model-tls' : 'bench-model');
 
     if (soakSeconds > 0) {
-      // `--api responses`: the soak sends the non-streamed Responses request instead of the chat one.
-      const responses = apis.includes('responses') && !apis.includes('chat');
-      for (const gateway of gateways)
-        await soak(
-          gateway.store,
-          responses
-            ? { url: `http://127.0.0.1:${gateway.port}/v1/responses`, key: KEY, body: responsesRequest('bench-model', { stream: false, store: false }) }
-            : { url: `http://127.0.0.1:${gateway.port}/v1/chat/completions`, key: KEY, body: chatRequest('bench-model', false) },
-          gateway.pid,
-          soakSeconds,
-        );
+      for (const gateway of gateways) await soak(gateway.store, soakTarget(gateway.port, apis), gateway.pid, soakSeconds);
       return;
     }
 
@@ -950,6 +943,28 @@ function check(name: string, ok: boolean, figure: string): string {
 /** A figure measured against a target's bound without being one (the TLS upstream's). */
 function reported(name: string, ok: boolean, figure: string): string {
   return `${ok ? 'within ' : 'beyond '}  ${name}: ${figure}`;
+}
+
+/**
+ * What the soak sends: the non-streamed chat request; with `--api responses` the non-streamed Responses
+ * request, or with `--soak-request` one of `responses-stream` / `responses-stored-stream` (streamed,
+ * `store: false` / `store: true`: a profile of the stored stream's own work).
+ */
+function soakTarget(port: number, apis: readonly string[]): Target {
+  const kinds = ['chat', 'responses', 'responses-stream', 'responses-stored-stream'];
+  const wanted = process.argv.includes('--soak-request')
+    ? String(process.argv[process.argv.indexOf('--soak-request') + 1])
+    : apis.includes('responses') && !apis.includes('chat')
+      ? 'responses'
+      : 'chat';
+  if (!kinds.includes(wanted)) throw new Error(`--soak-request: one of ${kinds.join(', ')}`);
+  const base = `http://127.0.0.1:${port}`;
+  if (wanted === 'chat') return { url: `${base}/v1/chat/completions`, key: KEY, body: chatRequest('bench-model', false) };
+  if (wanted === 'responses') {
+    return { url: `${base}/v1/responses`, key: KEY, body: responsesRequest('bench-model', { stream: false, store: false }), expectText: RESPONSES_DONE.json };
+  }
+  const store = wanted === 'responses-stored-stream';
+  return { url: `${base}/v1/responses`, key: KEY, body: responsesRequest('bench-model', { stream: true, store }), expectText: RESPONSES_DONE.stream };
 }
 
 function printTable(rows: string[][]): void {
