@@ -81,13 +81,13 @@ export class EventLogResponses {
   /** Counts stored events and resolves the flushes they complete; returns the stored ranges. */
   stored(entries: readonly QueuedEvent[]): StoredRange[] {
     const ranges = new Map<string, StoredRange>();
-    for (const { responseId, event } of entries) {
+    for (const { responseId, sequenceNumber } of entries) {
       const range = ranges.get(responseId);
       if (range) {
-        range.from = Math.min(range.from, event.sequenceNumber);
-        range.to = Math.max(range.to, event.sequenceNumber);
+        range.from = Math.min(range.from, sequenceNumber);
+        range.to = Math.max(range.to, sequenceNumber);
       } else {
-        ranges.set(responseId, { responseId, from: event.sequenceNumber, to: event.sequenceNumber });
+        ranges.set(responseId, { responseId, from: sequenceNumber, to: sequenceNumber });
       }
       const state = this.states.get(responseId);
       if (state) state.durable++;

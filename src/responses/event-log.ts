@@ -97,7 +97,17 @@ export class ResponseEventLog {
       this.drop(responseId, 'buffer full');
       return;
     }
-    this.queue.push({ responseId, event });
+    let json = event.json;
+    if (json === undefined) {
+      try {
+        json = JSON.stringify(event.data);
+      } catch {
+        // Not JSON (a defect of its writer): the response's log stops here, a gap-free prefix.
+        this.drop(responseId, 'event not serializable');
+        return;
+      }
+    }
+    this.queue.push({ responseId, sequenceNumber: event.sequenceNumber, event: event.event, json });
     this.book.accept(responseId);
     this.writeSoon(this.queue.waiting >= this.options.batchSize);
   }

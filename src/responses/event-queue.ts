@@ -1,11 +1,16 @@
 // The response events waiting for the store, oldest first: one array with a moving head (no shift per
 // write), the entries of the write in flight kept in place until it ends.
-import type { ResponseEventRecord } from '../store/types';
-import type { StreamEvent } from './stream-event';
+import type { NewResponseEvent } from '../store/types';
 
+/**
+ * An event waiting for the store: its data as JSON text. One string per event, not the event's object
+ * graph, is what lives on while its batch fills (through scavenges, into the old generation).
+ */
 export interface QueuedEvent {
   responseId: string;
-  event: StreamEvent;
+  sequenceNumber: number;
+  event: string;
+  json: string;
 }
 
 export class EventQueue {
@@ -71,7 +76,7 @@ export class EventQueue {
 }
 
 /** Store records of queued events; one timestamp per write (the log's time, not each token's). */
-export function eventRecords(entries: readonly QueuedEvent[]): ResponseEventRecord[] {
+export function eventRecords(entries: readonly QueuedEvent[]): NewResponseEvent[] {
   const createdAt = new Date().toISOString();
-  return entries.map(({ responseId, event }) => ({ responseId, sequenceNumber: event.sequenceNumber, event: event.event, data: event.data, createdAt }));
+  return entries.map(({ responseId, sequenceNumber, event, json }) => ({ responseId, sequenceNumber, event, json, createdAt }));
 }

@@ -46,8 +46,10 @@ export function createRedisLiveEvents(options: RedisLiveEventsOptions): LiveEven
     if (outgoing.size === 0) return;
     const publisher = options.redis.get();
     for (const [responseId, events] of outgoing) {
-      const message: WireMessage = { o: origin, e: events.map((e) => [e.sequenceNumber, e.event, e.data]) };
-      publisher.publish(channelPrefix + responseId, JSON.stringify(message)).catch((err: unknown) => report('live events: publish failed', err));
+      // A WireMessage, written around each event's JSON text where the writer has it (not serialized again).
+      const items = events.map((e) => `[${e.sequenceNumber},${JSON.stringify(e.event)},${e.json ?? JSON.stringify(e.data)}]`);
+      const message = `{"o":${JSON.stringify(origin)},"e":[${items.join(',')}]}`;
+      publisher.publish(channelPrefix + responseId, message).catch((err: unknown) => report('live events: publish failed', err));
     }
     outgoing.clear();
   };

@@ -9,6 +9,11 @@ export interface StreamEvent {
   event: string;
   /** The `data:` payload, `type` and `sequence_number` included. */
   data: Record<string, unknown>;
+  /**
+   * `data` as the JSON text its writer sent the caller, when it has it: stored, published and replayed
+   * as this text, never serialized again.
+   */
+  json?: string;
 }
 
 /** Events after which a response's stream has ended (an `error` event is followed by `response.failed`). */

@@ -18,6 +18,7 @@ import type {
   KeyListQuery,
   LeaseFence,
   NewConversationItem,
+  NewResponseEvent,
   OrganizationRecord,
   Principal,
   ResolvedConsoleSession,
@@ -328,7 +329,7 @@ export interface ResponseRepository {
    * Appends events; idempotent on (responseId, sequenceNumber): an event already stored (a retried
    * batch, or the same event twice in one batch) is kept once, as first written, and is no error.
    */
-  appendEvents(events: readonly ResponseEventRecord[]): Promise<void>;
+  appendEvents(events: readonly NewResponseEvent[]): Promise<void>;
   /** Events with sequenceNumber > after, ascending; at most `limit` when given. */
   listEvents(responseId: string, after: number, limit?: number): Promise<ResponseEventRecord[]>;
   /** The highest stored sequence number of the response's events, -1 when none (one index lookup). */

@@ -412,6 +412,13 @@ export interface ResponseEventRecord {
   createdAt: string;
 }
 
+/**
+ * An event as written to the log: its data as an object, or as the JSON text the caller was sent
+ * (`json`, which wins when both are given: stored as that text, not serialized again; read back as
+ * `data` like any other).
+ */
+export type NewResponseEvent = Omit<ResponseEventRecord, 'data'> & ({ data: Record<string, unknown>; json?: string } | { json: string; data?: undefined });
+
 export interface AuditRecord {
   id: string;
   at: string;

@@ -8,7 +8,7 @@ import { EventLogLostError, ResponseEventLog, type ResponseEventLogOptions } fro
 import { createInProcessLiveEvents, type LiveEvents } from '../../src/responses/live-events';
 import type { StreamEvent } from '../../src/responses/stream-event';
 import type { ResponseRepository } from '../../src/store/port';
-import type { ResponseEventRecord } from '../../src/store/types';
+import type { NewResponseEvent } from '../../src/store/types';
 import { openTestStore, type TestStore } from '../helpers/store';
 import { capturedLogger, numbers, range, responseId, silentLogger, textEvent, waitUntil } from './helpers';
 
@@ -18,13 +18,21 @@ function countingWrites(responses: ResponseRepository): { repo: Pick<ResponseRep
   return {
     writes,
     repo: {
-      appendEvents(events: readonly ResponseEventRecord[]) {
+      appendEvents(events: readonly NewResponseEvent[]) {
         writes.push(events.length);
         return responses.appendEvents(events);
       },
     },
   };
 }
+
+/** An event whose text is not JSON (a defect upstream of the log): the store refuses every write of it. */
+const POISONED_EVENT: StreamEvent = {
+  sequenceNumber: 0,
+  event: 'response.created',
+  data: { type: 'response.created', sequence_number: 0 },
+  json: '{"type":"response.created","sequence_number":0,"n":}',
+};
 
 describe('response event log (postgres store)', function () {
   this.timeout(30_000);
@@ -181,8 +189,8 @@ describe('response event log (postgres store)', function () {
     const good = responseId();
     const poisoned = responseId();
     log.append(good, textEvent(0));
-    // A value no JSON encoding takes (a defect upstream of the log): its write always fails.
-    log.append(poisoned, { sequenceNumber: 0, event: 'response.created', data: { type: 'response.created', sequence_number: 0, n: 10n } });
+    // Text that is not JSON (a defect upstream of the log): the store refuses its write every time.
+    log.append(poisoned, POISONED_EVENT);
     log.append(good, textEvent(1));
     await log.flush(good);
     assert.deepEqual(await stored(good), [0, 1]);
@@ -197,9 +205,40 @@ describe('response event log (postgres store)', function () {
   it('a response refused alone is dropped too once the store answers its ping (no other write to compare with)', async () => {
     const log = eventLog({ flushIntervalMs: 10, retryBaseMs: 10, retryMaxMs: 20, isolateAfter: 2, ping: () => t.store.ping() });
     const poisoned = responseId();
-    log.append(poisoned, { sequenceNumber: 0, event: 'response.created', data: { type: 'response.created', sequence_number: 0, n: 10n } });
+    log.append(poisoned, POISONED_EVENT);
     await assert.rejects(log.flush(poisoned), (err: unknown) => err instanceof EventLogLostError && err.reason === 'refused by the store');
     assert.equal(log.pending, 0);
+  });
+
+  it('an event whose data has no JSON text loses its response its log at once; the others are stored', async () => {
+    const captured = capturedLogger();
+    const log = eventLog({ logger: captured.logger, flushIntervalMs: 10 });
+    const good = responseId();
+    const broken = responseId();
+    log.append(good, textEvent(0));
+    log.append(broken, textEvent(0));
+    // A value no JSON encoding takes: the queue holds each event as its JSON text, made at append.
+    log.append(broken, { sequenceNumber: 1, event: 'response.in_progress', data: { type: 'response.in_progress', sequence_number: 1, n: 10n } });
+    log.append(good, textEvent(1));
+    await assert.rejects(log.flush(broken), (err: unknown) => err instanceof EventLogLostError && err.reason === 'event not serializable');
+    await log.flush(good);
+    assert.deepEqual(await stored(good), [0, 1]);
+    // What was queued before it may be stored (a gap-free prefix); nothing after it.
+    const brokenStored = await stored(broken);
+    assert.ok(brokenStored.length <= 1, `stored ${JSON.stringify(brokenStored)}`);
+    assert.ok(captured.lines().some((l) => l['message'] === 'response event log: events of a response dropped' && l['responseId'] === broken));
+  });
+
+  it('an event appended with the JSON text its caller was sent is stored as that text, not serialized again', async () => {
+    const log = eventLog({ flushIntervalMs: 10 });
+    const id = responseId();
+    const data = { type: 'response.output_text.delta', sequence_number: 0, delta: 'a' };
+    // The text carries a field the object does not: what is stored can only have come from the text.
+    const json = '{"type":"response.output_text.delta","sequence_number":0,"delta":"a","obfuscation":"as sent"}';
+    log.append(id, { sequenceNumber: 0, event: 'response.output_text.delta', data, json });
+    await log.flush(id);
+    const [event] = await t.store.responses.listEvents(id, -1);
+    assert.deepEqual(event?.data, { ...data, obfuscation: 'as sent' });
   });
 
   it('close writes everything still queued', async () => {

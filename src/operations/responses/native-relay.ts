@@ -148,7 +148,8 @@ export async function relayNativeStream(ctx: RequestContext, response: UpstreamR
       // Numbered once nothing can refuse it: the caller's numbers have no gap.
       const sequence = state.sequence++;
       if (out === '') out = JSON.stringify(event);
-      sink?.event(event as ResponseEventPayload);
+      // The caller's text is stored: not serialized a second time.
+      sink?.event(event as ResponseEventPayload, out);
       // A stored response goes on being recorded after its caller left (it may resume the stream).
       sse ??= new SseWriter(ctx.res);
       const pending = sse.open ? sse.write(frame(type, sequence, out)) : undefined;
@@ -176,8 +177,9 @@ export async function relayNativeStream(ctx: RequestContext, response: UpstreamR
   const writer = (sse ??= new SseWriter(ctx.res));
   if (failure && !terminal) {
     for (const event of failureEvents(state, failure, echo)) {
-      sink?.event(event);
-      if (writer.open && !ctx.abort.aborted) void writer.write(frame(event.type, event.sequence_number, JSON.stringify(event)));
+      const text = JSON.stringify(event);
+      sink?.event(event, text);
+      if (writer.open && !ctx.abort.aborted) void writer.write(frame(event.type, event.sequence_number, text));
       if (event.type === 'response.failed') state.snapshot = event['response'] as Json;
     }
   }

@@ -22,7 +22,7 @@ export async function streamStoredEvents(
   const sse = new SseWriter(ctx.res);
   try {
     for await (const event of events) {
-      const pending = sse.event(JSON.stringify(event.data), event.event, event.sequenceNumber);
+      const pending = sse.event(event.json ?? JSON.stringify(event.data), event.event, event.sequenceNumber);
       if (pending) await pending;
       if (!sse.open) break;
     }

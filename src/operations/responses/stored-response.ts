@@ -61,8 +61,14 @@ export function storedResponse(
       streams.leases.hold(id);
       ctx.resourceIds['response_id'] = id;
     },
-    event(event: ResponseEventPayload) {
-      if (id !== null) streams.log.append(id, { sequenceNumber: event.sequence_number, event: event.type, data: event });
+    event(event: ResponseEventPayload, json?: string) {
+      if (id === null) return;
+      streams.log.append(
+        id,
+        json === undefined
+          ? { sequenceNumber: event.sequence_number, event: event.type, data: event }
+          : { sequenceNumber: event.sequence_number, event: event.type, data: event, json },
+      );
     },
     async end(final) {
       if (id === null) return;

@@ -31,7 +31,7 @@ export interface TranslatedOptions {
   toolLoop?: Omit<ToolLoopScope, 'signal'>;
 }
 
-const frame = (event: ResponsesEvent): string => `event: ${event.type}\nid: ${event.sequence_number}\ndata: ${JSON.stringify(event)}\n\n`;
+const frame = (event: ResponsesEvent, text: string): string => `event: ${event.type}\nid: ${event.sequence_number}\ndata: ${text}\n\n`;
 
 /** A model turn after the first (the tool loop's): planned and metered as a call of its own. */
 async function* meteredTurn(services: Pick<AppServices, 'modelCalls'>, scope: CallScope, request: ModelRequest): AsyncGenerator<StreamPart> {
@@ -102,9 +102,11 @@ export async function translatedResponse(
   const sse = stream ? new SseWriter(ctx.res, headers ? { headers } : {}) : null;
   const emit = async (batch: ResponsesEvent[]): Promise<void> => {
     for (const event of batch) {
-      sink?.event(event as unknown as ResponseEventPayload);
+      // Serialized once: the caller's frame and the stored event are the same text.
+      const text = sink || sse?.open ? JSON.stringify(event) : '';
+      sink?.event(event as unknown as ResponseEventPayload, text);
       if (sse?.open) {
-        const pending = sse.write(frame(event));
+        const pending = sse.write(frame(event, text));
         if (pending) await pending;
       }
     }

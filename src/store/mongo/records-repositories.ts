@@ -239,7 +239,8 @@ export function mongoResponses(c: Collections): ResponseRepository {
           responseId: e.responseId,
           sequenceNumber: e.sequenceNumber,
           event: e.event,
-          data: e.data,
+          // A document, not text: an event written as its JSON text is parsed once here.
+          data: e.json !== undefined ? (JSON.parse(e.json) as Record<string, unknown>) : (e.data ?? {}),
           createdAt: date(e.createdAt),
         })),
       );

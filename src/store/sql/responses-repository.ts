@@ -1,5 +1,5 @@
 import type { ResponseRepository } from '../port';
-import type { ResponseEventRecord, ResponseRecord, ResponseStatus, ResponseSummary } from '../types';
+import type { NewResponseEvent, ResponseEventRecord, ResponseRecord, ResponseStatus, ResponseSummary } from '../types';
 import { insertFromJson, preparedStatement, type JsonCopyColumn, type SqlExecutor, type SqlParam } from './database';
 import { iso, isoOrNull, json, nowIso, type Timestamp } from './rows';
 
@@ -83,7 +83,11 @@ function eventsOf(rows: readonly EventChunkRow[], after: number, limit: number, 
  * (escaped backslashes), not the escape, and stays.
  */
 export function jsonbText(value: unknown): string {
-  const text = json(value);
+  return withoutNulEscapes(json(value));
+}
+
+/** JSON text with its U+0000 escapes replaced by U+FFFD (see jsonbText). */
+function withoutNulEscapes(text: string): string {
   if (!text.includes('\\u0000')) return text;
   return text.replace(/(\\+)u0000/g, (match: string, slashes: string) => (slashes.length % 2 === 1 ? `${slashes}ufffd` : match));
 }
@@ -109,7 +113,8 @@ interface EventChunk {
   r: string;
   f: number;
   l: number;
-  v: ChunkedEvent[];
+  /** Each event as the JSON text of a ChunkedEvent. */
+  v: string[];
   c: string;
 }
 
@@ -118,7 +123,7 @@ interface EventChunk {
  * one row. The event log's writes group a response's events in order, so a response's part of a write
  * is usually one chunk; a gap or a repeat in the numbers (a re-sent event) starts another.
  */
-function chunksOf(events: readonly ResponseEventRecord[]): EventChunk[] {
+function chunksOf(events: readonly NewResponseEvent[]): EventChunk[] {
   const open = new Map<string, EventChunk>();
   const chunks: EventChunk[] = [];
   for (const e of events) {
@@ -128,9 +133,17 @@ function chunksOf(events: readonly ResponseEventRecord[]): EventChunk[] {
       open.set(e.responseId, chunk);
       chunks.push(chunk);
     } else chunk.l = e.sequenceNumber;
-    chunk.v.push(e.createdAt === chunk.c ? { e: e.event, d: e.data } : { e: e.event, d: e.data, c: e.createdAt });
+    // An event's JSON text as its writer sent it goes in as it is (it is what the caller received).
+    const data = e.json ?? json(e.data);
+    chunk.v.push(`{"e":${JSON.stringify(e.event)},"d":${data}${e.createdAt === chunk.c ? '' : `,"c":${JSON.stringify(e.createdAt)}`}}`);
   }
   return chunks;
+}
+
+/** The chunks as the JSON parameter of INSERT_EVENT_CHUNKS, built from the events' texts. */
+function chunksText(chunks: readonly EventChunk[]): string {
+  const rows = chunks.map((c) => `{"r":${JSON.stringify(c.r)},"f":${c.f},"l":${c.l},"c":${JSON.stringify(c.c)},"v":[${c.v.join(',')}]}`);
+  return withoutNulEscapes(`[${rows.join(',')}]`);
 }
 
 export function sqlResponses(db: SqlExecutor): ResponseRepository {
@@ -258,7 +271,7 @@ export function sqlResponses(db: SqlExecutor): ResponseRepository {
     async appendEvents(events) {
       for (let start = 0; start < events.length; start += EVENT_BATCH) {
         const batch = start === 0 && events.length <= EVENT_BATCH ? events : events.slice(start, start + EVENT_BATCH);
-        await db.query(INSERT_EVENT_CHUNKS, [jsonbText(chunksOf(batch))]);
+        await db.query(INSERT_EVENT_CHUNKS, [chunksText(chunksOf(batch))]);
       }
     },
     async listEvents(responseId, after, limit) {
