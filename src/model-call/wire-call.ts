@@ -71,13 +71,16 @@ export function requestScope(
   detached = false,
 ): RequestScope {
   const orgId = ctx.principal?.orgId ?? 'default';
-  const own = detached ? new AbortController().signal : null;
+  // A detached call's signal is never aborted; made when first read (an AbortController is costly to
+  // make, and a stored response's relayed call never reads it).
+  let own: AbortSignal | null = null;
   const tracing = services.tracing ?? null;
   return {
     orgId,
     keyModels: ctx.principal?.models ?? null,
     get signal() {
-      return own ?? ctx.abort.signal;
+      if (!detached) return ctx.abort.signal;
+      return (own ??= new AbortController().signal);
     },
     requestId: ctx.requestId,
     meter: (resolved) =>
