@@ -236,9 +236,13 @@ describe('response event log (postgres store)', function () {
     // The text carries a field the object does not: what is stored can only have come from the text.
     const json = '{"type":"response.output_text.delta","sequence_number":0,"delta":"a","obfuscation":"as sent"}';
     log.append(id, { sequenceNumber: 0, event: 'response.output_text.delta', data, json });
+    // A text with a U+0000 escape (model output may hold one) is stored too, the character as U+FFFD.
+    const nul = { type: 'response.output_text.delta', sequence_number: 1, delta: 'b\u0000' };
+    log.append(id, { sequenceNumber: 1, event: 'response.output_text.delta', data: nul, json: JSON.stringify(nul) });
     await log.flush(id);
-    const [event] = await t.store.responses.listEvents(id, -1);
+    const [event, withNul] = await t.store.responses.listEvents(id, -1);
     assert.deepEqual(event?.data, { ...data, obfuscation: 'as sent' });
+    assert.deepEqual(withNul?.data, { ...nul, delta: 'b\uFFFD' });
   });
 
   it('close writes everything still queued', async () => {

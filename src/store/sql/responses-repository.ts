@@ -1,6 +1,6 @@
 import type { ResponseRepository } from '../port';
 import type { NewResponseEvent, ResponseEventRecord, ResponseRecord, ResponseStatus, ResponseSummary } from '../types';
-import { insertFromJson, preparedStatement, type JsonCopyColumn, type SqlExecutor, type SqlParam } from './database';
+import { insertFromJson, JsonBytes, preparedStatement, type JsonCopyColumn, type SqlExecutor, type SqlParam } from './database';
 import { iso, isoOrNull, json, nowIso, type Timestamp } from './rows';
 
 interface ResponseRow {
@@ -109,13 +109,14 @@ const INSERT_EVENT_CHUNKS = preparedStatement(insertFromJson('response_events', 
 /** Events per statement: bounds the size of one JSON parameter. */
 const EVENT_BATCH = 1000;
 
+/** One row of INSERT_EVENT_CHUNKS: a run of consecutive events of one response. */
 interface EventChunk {
   r: string;
   f: number;
   l: number;
-  /** Each event as the JSON text of a ChunkedEvent. */
-  v: string[];
   c: string;
+  /** The chunk's events, each as text parts: its ChunkedEvent's JSON is their concatenation. */
+  v: string[][];
 }
 
 /**
@@ -129,21 +130,41 @@ function chunksOf(events: readonly NewResponseEvent[]): EventChunk[] {
   for (const e of events) {
     let chunk = open.get(e.responseId);
     if (!chunk || chunk.l + 1 !== e.sequenceNumber) {
-      chunk = { r: e.responseId, f: e.sequenceNumber, l: e.sequenceNumber, v: [], c: e.createdAt };
+      chunk = { r: e.responseId, f: e.sequenceNumber, l: e.sequenceNumber, c: e.createdAt, v: [] };
       open.set(e.responseId, chunk);
       chunks.push(chunk);
     } else chunk.l = e.sequenceNumber;
     // An event's JSON text as its writer sent it goes in as it is (it is what the caller received).
     const data = e.json ?? json(e.data);
-    chunk.v.push(`{"e":${JSON.stringify(e.event)},"d":${data}${e.createdAt === chunk.c ? '' : `,"c":${JSON.stringify(e.createdAt)}`}}`);
+    const tail = e.createdAt === chunk.c ? '}' : `,"c":${JSON.stringify(e.createdAt)}}`;
+    chunk.v.push([`{"e":${JSON.stringify(e.event)},"d":`, data, tail]);
   }
   return chunks;
 }
 
-/** The chunks as the JSON parameter of INSERT_EVENT_CHUNKS, built from the events' texts. */
-function chunksText(chunks: readonly EventChunk[]): string {
-  const rows = chunks.map((c) => `{"r":${JSON.stringify(c.r)},"f":${c.f},"l":${c.l},"c":${JSON.stringify(c.c)},"v":[${c.v.join(',')}]}`);
-  return withoutNulEscapes(`[${rows.join(',')}]`);
+/**
+ * The chunks as the JSON parameter of INSERT_EVENT_CHUNKS, written part by part into one Buffer: the
+ * events' texts (most of the bytes) are never concatenated into a string of the whole batch, which
+ * V8 would copy (flatten) on the heap once per join and again to scan it.
+ */
+function chunksJson(chunks: readonly EventChunk[]): JsonBytes {
+  const parts: string[] = ['['];
+  chunks.forEach((c, i) => {
+    parts.push(`${i === 0 ? '' : ','}{"r":${JSON.stringify(c.r)},"f":${c.f},"l":${c.l},"c":${JSON.stringify(c.c)},"v":[`);
+    c.v.forEach((event, k) => {
+      if (k > 0) parts.push(',');
+      // Each part is whole JSON tokens, so an escape never spans two parts.
+      for (const part of event) parts.push(withoutNulEscapes(part));
+    });
+    parts.push(']}');
+  });
+  parts.push(']');
+  let size = 0;
+  for (const part of parts) size += Buffer.byteLength(part);
+  const bytes = Buffer.allocUnsafeSlow(size);
+  let at = 0;
+  for (const part of parts) at += bytes.write(part, at);
+  return new JsonBytes(bytes);
 }
 
 export function sqlResponses(db: SqlExecutor): ResponseRepository {
@@ -271,7 +292,7 @@ export function sqlResponses(db: SqlExecutor): ResponseRepository {
     async appendEvents(events) {
       for (let start = 0; start < events.length; start += EVENT_BATCH) {
         const batch = start === 0 && events.length <= EVENT_BATCH ? events : events.slice(start, start + EVENT_BATCH);
-        await db.query(INSERT_EVENT_CHUNKS, [chunksText(chunksOf(batch))]);
+        await db.query(INSERT_EVENT_CHUNKS, [chunksJson(chunksOf(batch))]);
       }
     },
     async listEvents(responseId, after, limit) {
