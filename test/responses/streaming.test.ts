@@ -114,6 +114,19 @@ describe('POST /v1/responses streaming: framing, order, failures after the first
       failedSnapshot(frames);
     });
 
+    it('an event split over several data lines (legal SSE) is relayed whole, on one data line', async () => {
+      const chunks = responsesStreamEvents('resp-native', ['one', 'two']);
+      const at = chunks.findIndex((chunk) => chunk.includes('"response.output_text.delta"'));
+      chunks[at] = chunks[at]!.replace(',"delta":', ',\ndata: "delta":');
+      assert.ok(chunks[at]!.includes('\ndata: "delta"'), 'the fixture splits the event');
+      env.upstream.script({ kind: 'sse', chunks });
+      const { frames } = await stream('resp-native');
+      assertResponsesFraming(frames);
+      const deltas = frames.filter((frame) => frame.data['type'] === 'response.output_text.delta').map((frame) => frame.data['delta']);
+      assert.deepEqual(deltas, ['one', 'two']);
+      assert.equal(frames[frames.length - 1]!.data['type'], 'response.completed');
+    });
+
     it('an event without a type: error then response.failed', async () => {
       const chunks = responsesStreamEvents('resp-native', ['one']);
       chunks.splice(3, 0, 'data: {"sequence_number":3,"delta":"x"}\n\n');

@@ -129,7 +129,9 @@ export async function relayNativeStream(ctx: RequestContext, response: UpstreamR
         throw new GatewayError('upstream_error', 'The upstream stream sent an event without a type.', { cause: new UpstreamFault('untyped Responses event') });
       }
       const type = event['type'];
-      let out = data;
+      // An event the upstream split over several `data:` lines (legal SSE) is written again on one: the
+      // frame below is one `data:` line.
+      let out = data.includes('\n') ? '' : data;
       if (event['sequence_number'] !== state.sequence) {
         event['sequence_number'] = state.sequence;
         out = '';
