@@ -114,7 +114,7 @@ describe('POST /v1/responses streaming: framing, order, failures after the first
       failedSnapshot(frames);
     });
 
-    it('an event split over several data lines (legal SSE) is relayed whole, on one data line', async () => {
+    it('an event split over several data lines (legal SSE) is relayed whole, as data lines', async () => {
       const chunks = responsesStreamEvents('resp-native', ['one', 'two']);
       const at = chunks.findIndex((chunk) => chunk.includes('"response.output_text.delta"'));
       chunks[at] = chunks[at]!.replace(',"delta":', ',\ndata: "delta":');

@@ -89,8 +89,6 @@ function failureEvents(state: RelayState, err: GatewayError, echo: Json): Respon
   return [errorEvent, { type: 'response.failed', sequence_number: state.sequence++, response }];
 }
 
-const frame = (type: string, sequence: number, data: string): string => `event: ${type}\nid: ${sequence}\ndata: ${data}\n\n`;
-
 /**
  * A streamed native reply. The first upstream event is awaited before the caller's headers go out, so
  * an upstream that fails at once is still a JSON error; so is a stored response the store refuses to
@@ -129,9 +127,7 @@ export async function relayNativeStream(ctx: RequestContext, response: UpstreamR
         throw new GatewayError('upstream_error', 'The upstream stream sent an event without a type.', { cause: new UpstreamFault('untyped Responses event') });
       }
       const type = event['type'];
-      // An event the upstream split over several `data:` lines (legal SSE) is written again on one: the
-      // frame below is one `data:` line.
-      let out = data.includes('\n') ? '' : data;
+      let out = data;
       if (event['sequence_number'] !== state.sequence) {
         event['sequence_number'] = state.sequence;
         out = '';
@@ -154,7 +150,8 @@ export async function relayNativeStream(ctx: RequestContext, response: UpstreamR
       sink?.event(event as ResponseEventPayload, out);
       // A stored response goes on being recorded after its caller left (it may resume the stream).
       sse ??= new SseWriter(ctx.res);
-      const pending = sse.open ? sse.write(frame(type, sequence, out)) : undefined;
+      // SseWriter.event writes text the upstream split over several `data:` lines (legal SSE) as as many lines.
+      const pending = sse.open ? sse.event(out, type, sequence) : undefined;
       if (pending) await pending;
       if (TERMINAL.has(type)) {
         terminal = true;
@@ -181,7 +178,7 @@ export async function relayNativeStream(ctx: RequestContext, response: UpstreamR
     for (const event of failureEvents(state, failure, echo)) {
       const text = JSON.stringify(event);
       sink?.event(event, text);
-      if (writer.open && !ctx.abort.aborted) void writer.write(frame(event.type, event.sequence_number, text));
+      if (writer.open && !ctx.abort.aborted) void writer.event(text, event.type, event.sequence_number);
       if (event.type === 'response.failed') state.snapshot = event['response'] as Json;
     }
   }

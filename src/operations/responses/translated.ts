@@ -31,8 +31,6 @@ export interface TranslatedOptions {
   toolLoop?: Omit<ToolLoopScope, 'signal'>;
 }
 
-const frame = (event: ResponsesEvent, text: string): string => `event: ${event.type}\nid: ${event.sequence_number}\ndata: ${text}\n\n`;
-
 /** A model turn after the first (the tool loop's): planned and metered as a call of its own. */
 async function* meteredTurn(services: Pick<AppServices, 'modelCalls'>, scope: CallScope, request: ModelRequest): AsyncGenerator<StreamPart> {
   const plan = services.modelCalls.plan(scope, request);
@@ -106,7 +104,7 @@ export async function translatedResponse(
       const text = sink || sse?.open ? JSON.stringify(event) : '';
       sink?.event(event as unknown as ResponseEventPayload, text);
       if (sse?.open) {
-        const pending = sse.write(frame(event, text));
+        const pending = sse.event(text, event.type, event.sequence_number);
         if (pending) await pending;
       }
     }
