@@ -1,9 +1,9 @@
 // The tiny query interface the SQL repositories are written against. PGlite (embedded) and node-postgres
 // (postgres) both satisfy it, so every repository's SQL is written once and runs on both.
-import { spawn } from 'node:child_process';
 import { access, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type PgModule from 'pg';
+import { runNodeScript } from '../../node-script';
 import { driverParams, type SqlParam } from './params';
 import { openPgliteProcess, type EmbeddedDatabase } from './pglite-process';
 
@@ -95,15 +95,8 @@ async function initPgliteDataDir(dataDir: string, modulePath: string): Promise<v
 require(modulePath).PGlite.create({ dataDir }).then((db) => db.close()).then(
   () => process.exit(0),
   (err) => { process.stderr.write(String((err && err.message) || err)); process.exit(1); });`;
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', script, dataDir, modulePath], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      if (stderr.length < 4096) stderr += chunk.toString();
-    });
-    child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`initdb failed: ${stderr.split('\n')[0] || `exit code ${String(code)}`}`))));
-  });
+  const failure = await runNodeScript(script, [dataDir, modulePath]);
+  if (failure !== null) throw new Error(`initdb failed: ${failure.split('\n')[0]}`);
 }
 
 /** The embedded database lives in `<store.path>/pgdata`: the store directory also holds the lock file and socket. */

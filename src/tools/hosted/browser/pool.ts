@@ -2,11 +2,11 @@
 // browser session per conversation, bounded: at most tools.browser.maxContexts open at once (opening
 // one more closes the least recently used idle one), each closed after idleTimeoutMs without a call,
 // when the conversation is forgotten, and at shutdown.
-import { spawn } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
 import type { Browser } from 'playwright-core';
 import type { Logger } from 'winston';
 import type { BrowserToolsConfig } from '../../../config/types';
+import { runNodeScript } from '../../../node-script';
 import { ToolFailure, type EgressState, type ToolCallContext } from '../../types';
 import type { HostAllowList } from '../../web-access';
 import { BrowserSession, playwrightMessage } from './session';
@@ -51,27 +51,10 @@ const launchOptions = (executablePath: string) => ({ executablePath, headless: t
 const CHECK_TIMEOUT_MS = LAUNCH_TIMEOUT_MS + 15_000;
 
 /** Null when Chromium at `executablePath` starts headless (and closes), else why not. */
-function launchInChild(executablePath: string): Promise<string | null> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['-e', CHECK_SCRIPT, require.resolve('playwright-core'), JSON.stringify(launchOptions(executablePath))], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => {
-      if (stderr.length < 16_384) stderr += chunk.toString();
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), CHECK_TIMEOUT_MS);
-    timer.unref();
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      resolve(err.message);
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(null);
-      else resolve(playwrightMessage(stderr.trim() || `the check's process ended with ${signal ?? `exit code ${String(code)}`}`));
-    });
-  });
+async function launchInChild(executablePath: string): Promise<string | null> {
+  const args = [require.resolve('playwright-core'), JSON.stringify(launchOptions(executablePath))];
+  const failure = await runNodeScript(CHECK_SCRIPT, args, { timeoutMs: CHECK_TIMEOUT_MS });
+  return failure === null ? null : playwrightMessage(failure);
 }
 
 export class BrowserPool {
