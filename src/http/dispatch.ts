@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RouteSpec } from './route-spec';
 import { errorFields } from '../log/logger';
 import type { AssembledPlugin } from '../pipeline/assemble';
-import type { RequestContext } from '../pipeline/context';
+import { releaseRequestContext, type RequestContext } from '../pipeline/context';
 import type { Handler } from '../operations/types';
 import type { AppServices } from '../services';
 import { CallAbort } from '../providers/http/call-abort';
@@ -153,6 +153,12 @@ export function createDispatcher(
       finished: false,
     };
 
+    // Both the response's close and the handler's end release the context (whichever comes last).
+    let pending = 2;
+    const settled = (): void => {
+      if (--pending === 0) releaseRequestContext(ctx);
+    };
+
     res.once('close', () => {
       ctx.finished = true;
       const aborted = !res.writableFinished;
@@ -187,6 +193,7 @@ export function createDispatcher(
           keyId: ctx.principal?.keyId ?? undefined,
         });
       }
+      settled();
     });
 
     const run = async (): Promise<void> => {
@@ -251,6 +258,6 @@ export function createDispatcher(
         }
       }
     };
-    void (span ? span.run(run) : run());
+    void (span ? span.run(run) : run()).finally(settled);
   };
 }
