@@ -97,7 +97,7 @@ export interface RequestContext {
  * a context that reaches the old generation (any request in flight across two scavenges) kept its
  * request, response, body and transforms alive through every later scavenge until the next full
  * collection, and each of those dragged more into the old generation: at c = 64 about three quarters
- * of the bytes promoted per scavenge (770 -> 160 KB, measured with V8's GC profiler). What code running
+ * of the bytes promoted per scavenge (770 -> 200 KB, measured with V8's GC profiler). What code running
  * past the request may still use stays: the principal, parameters, resource ids, the abort state, the
  * error and `finished`.
  */

@@ -150,7 +150,7 @@ export async function relayNativeStream(ctx: RequestContext, response: UpstreamR
       sink?.event(event as ResponseEventPayload, out);
       // A stored response goes on being recorded after its caller left (it may resume the stream).
       sse ??= new SseWriter(ctx.res);
-      // SseWriter.event writes text the upstream split over several `data:` lines (legal SSE) as as many lines.
+      // Text the upstream split over several `data:` lines (legal SSE) goes out as that many `data:` lines.
       const pending = sse.open ? sse.event(out, type, sequence) : undefined;
       if (pending) await pending;
       if (TERMINAL.has(type)) {
