@@ -80,29 +80,38 @@ export class EventLogResponses {
 
   /** Counts stored events and resolves the flushes they complete; returns the stored ranges. */
   stored(entries: readonly QueuedEvent[]): StoredRange[] {
-    const ranges = new Map<string, StoredRange>();
-    for (const { responseId, sequenceNumber } of entries) {
-      const range = ranges.get(responseId);
-      if (range) {
-        range.from = Math.min(range.from, sequenceNumber);
-        range.to = Math.max(range.to, sequenceNumber);
-      } else {
-        ranges.set(responseId, { responseId, from: sequenceNumber, to: sequenceNumber });
-      }
+    for (const { responseId } of entries) {
       const state = this.states.get(responseId);
       if (state) state.durable++;
     }
-    for (const responseId of ranges.keys()) {
-      const state = this.states.get(responseId);
-      if (!state) continue;
-      if (state.waiters.length > 0) {
-        const done = state.waiters.filter((w) => w.target <= state.durable);
-        state.waiters = state.waiters.filter((w) => w.target > state.durable);
-        for (const waiter of done) waiter.resolve();
-      }
-      if (state.durable >= state.appended && state.waiters.length === 0) this.states.delete(responseId);
+    const ranges = storedRanges(entries);
+    for (const { responseId } of ranges) this.settle(responseId);
+    return ranges;
+  }
+
+  /**
+   * `count` accepted events of the response left the log (taken to be stored with the response's end):
+   * not counted against its flushes any more.
+   */
+  handedOff(responseId: string, count: number): void {
+    const state = this.states.get(responseId);
+    if (!state) return;
+    state.appended -= count;
+    // A flush waiting for them now waits only for what stays in the log.
+    for (const waiter of state.waiters) waiter.target = Math.min(waiter.target, state.appended);
+    this.settle(responseId);
+  }
+
+  /** Resolves the flushes the stored count reached; forgets a response with nothing outstanding. */
+  private settle(responseId: string): void {
+    const state = this.states.get(responseId);
+    if (!state) return;
+    if (state.waiters.length > 0) {
+      const done = state.waiters.filter((w) => w.target <= state.durable);
+      state.waiters = state.waiters.filter((w) => w.target > state.durable);
+      for (const waiter of done) waiter.resolve();
     }
-    return [...ranges.values()];
+    if (state.durable >= state.appended && state.waiters.length === 0) this.states.delete(responseId);
   }
 
   /** Counts a write of the response's own refused while the store was up; returns the count so far. */
@@ -121,4 +130,19 @@ export class EventLogResponses {
     for (const waiter of state?.waiters ?? []) waiter.reject(new EventLogLostError(responseId, reason));
     return true;
   }
+}
+
+/** The range of sequence numbers stored per response. */
+export function storedRanges(entries: readonly Pick<QueuedEvent, 'responseId' | 'sequenceNumber'>[]): StoredRange[] {
+  const ranges = new Map<string, StoredRange>();
+  for (const { responseId, sequenceNumber } of entries) {
+    const range = ranges.get(responseId);
+    if (range) {
+      range.from = Math.min(range.from, sequenceNumber);
+      range.to = Math.max(range.to, sequenceNumber);
+    } else {
+      ranges.set(responseId, { responseId, from: sequenceNumber, to: sequenceNumber });
+    }
+  }
+  return [...ranges.values()];
 }

@@ -18,7 +18,7 @@
 import type { Logger } from 'winston';
 import type { Metrics } from '../log/metrics';
 import type { ResponseRepository } from '../store/port';
-import { EventLogResponses } from './event-log-responses';
+import { EventLogResponses, storedRanges } from './event-log-responses';
 import { EventQueue, eventRecords, type QueuedEvent } from './event-queue';
 import type { LiveEvents } from './live-events';
 import type { StreamEvent } from './stream-event';
@@ -122,6 +122,45 @@ export class ResponseEventLog {
     if (!waiting) return Promise.resolve();
     this.writeSoon(true);
     return waiting;
+  }
+
+  /**
+   * For a response that ends: its events not stored yet, taken out of the log for the caller to store
+   * with the response's end (TurnEnd.events), so that the end costs one commit instead of a log write
+   * and then a commit. Waits while a write in flight holds some of them (they are stored by it, or
+   * come back to the queue and are taken). Rejects with EventLogLostError when its log was dropped.
+   * More than `batchSize` events waiting (a store that was down) are left to the log: flushed instead.
+   * Call storedWithEnd() once the end is stored.
+   */
+  async takeRest(responseId: string): Promise<QueuedEvent[]> {
+    for (;;) {
+      const running = this.running;
+      if (this.book.isLost(responseId)) break;
+      if (!running || !this.queue.inFlightHas(responseId)) break;
+      await running;
+    }
+    if (this.book.isLost(responseId)) {
+      await this.flush(responseId); // rejects with why
+      return [];
+    }
+    const taken = this.queue.takeResponse(responseId, this.options.batchSize);
+    if (taken === null) {
+      await this.flush(responseId);
+      return [];
+    }
+    if (taken.length > 0) this.book.handedOff(responseId, taken.length);
+    this.options.metrics?.responseEventsPending.set(this.pending);
+    return taken;
+  }
+
+  /** Events takeRest() handed out are stored (with their response's end): tells live readers elsewhere. */
+  storedWithEnd(entries: readonly QueuedEvent[]): void {
+    if (entries.length === 0) return;
+    try {
+      this.options.live.stored(storedRanges(entries));
+    } catch (err) {
+      this.options.logger.warn('live events: stored notice failed', { component: 'response-events', errorName: errorName(err) });
+    }
   }
 
   /** Stops the timers and writes what is queued (a few attempts); what stays unwritten is reported lost. */

@@ -11,39 +11,83 @@ export interface QueuedEvent {
   sequenceNumber: number;
   event: string;
   json: string;
+  /** Taken out by takeResponse (stored by someone else): left in place, skipped, until the head passes it. */
+  taken?: true;
 }
 
 export class EventQueue {
   private entries: QueuedEvent[] = [];
   private head = 0;
-  /** Entries from the head in the write in flight. */
+  /** Entries from the head in the write in flight (taken ones among them included). */
   private inFlight = 0;
+  /** Of those, taken entries (skipped by the write). */
+  private inFlightTaken = 0;
+  /** Taken entries from the head on (in flight or not). */
+  private taken = 0;
 
   /** Events queued, those in flight included. */
   get length(): number {
-    return this.entries.length - this.head;
+    return this.entries.length - this.head - this.taken;
   }
 
   /** Events queued behind the write in flight. */
   get waiting(): number {
-    return this.length - this.inFlight;
+    return this.length - (this.inFlight - this.inFlightTaken);
   }
 
   push(entry: QueuedEvent): void {
     this.entries.push(entry);
   }
 
-  /** The oldest `max` events, now in flight. */
+  /** The oldest `max` entries, now in flight: their events (taken ones skipped). */
   takeBatch(max: number): QueuedEvent[] {
-    this.inFlight = Math.min(max, this.length);
-    return this.entries.slice(this.head, this.head + this.inFlight);
+    const end = Math.min(this.head + max, this.entries.length);
+    this.inFlight = end - this.head;
+    this.inFlightTaken = 0;
+    const batch: QueuedEvent[] = [];
+    for (let i = this.head; i < end; i++) {
+      const entry = this.entries[i]!;
+      if (entry.taken) this.inFlightTaken++;
+      else batch.push(entry);
+    }
+    return batch;
+  }
+
+  /** Whether an event of the response is in the write in flight. */
+  inFlightHas(responseId: string): boolean {
+    for (let i = this.head, end = this.head + this.inFlight; i < end; i++) {
+      const entry = this.entries[i]!;
+      if (entry.responseId === responseId && !entry.taken) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Takes the response's events queued behind the write in flight out of the queue, in order (the
+   * caller stores them); null, taking nothing, when there are more than `max`. Entries stay in place,
+   * marked: no array is rebuilt per call.
+   */
+  takeResponse(responseId: string, max: number): QueuedEvent[] | null {
+    const out: QueuedEvent[] = [];
+    for (let i = this.head + this.inFlight; i < this.entries.length; i++) {
+      const entry = this.entries[i]!;
+      if (entry.responseId === responseId && !entry.taken) {
+        if (out.length === max) return null;
+        out.push(entry);
+      }
+    }
+    for (const entry of out) entry.taken = true;
+    this.taken += out.length;
+    return out;
   }
 
   /** The write in flight ended: its events leave the queue but `retry`, which stay at its head. */
   settle(retry: readonly QueuedEvent[] = []): void {
     if (retry.length === 0) this.head += this.inFlight;
     else this.entries.splice(this.head, this.inFlight, ...retry);
+    this.taken -= this.inFlightTaken;
     this.inFlight = 0;
+    this.inFlightTaken = 0;
     // Written entries are dropped from the front once they are the larger part of the array.
     if (this.head > 1024 && this.head * 2 > this.entries.length) {
       this.entries = this.entries.slice(this.head);
@@ -54,6 +98,7 @@ export class EventQueue {
   /** The write in flight failed: its events stay, in order, for the next attempt. */
   release(): void {
     this.inFlight = 0;
+    this.inFlightTaken = 0;
   }
 
   /** Removes the response's events behind the write in flight; returns how many. */
@@ -62,16 +107,19 @@ export class EventQueue {
     let removed = 0;
     const kept = this.entries.slice(from).filter((e) => {
       if (e.responseId !== responseId) return true;
-      removed++;
+      if (e.taken) this.taken--;
+      else removed++;
       return false;
     });
-    if (removed > 0) this.entries.splice(from, this.entries.length - from, ...kept);
+    if (kept.length < this.entries.length - from) this.entries.splice(from, this.entries.length - from, ...kept);
     return removed;
   }
 
   /** The responses with events queued. */
   responseIds(): Set<string> {
-    return new Set(this.entries.slice(this.head).map((e) => e.responseId));
+    const ids = new Set<string>();
+    for (let i = this.head; i < this.entries.length; i++) if (!this.entries[i]!.taken) ids.add(this.entries[i]!.responseId);
+    return ids;
   }
 }
 

@@ -17,6 +17,8 @@ export function composedTurns(conversations: ConversationRepository, responses: 
       }
       const finished: string[] = [];
       for (const end of ends) {
+        // The log before the terminal write: a response read as finished has its whole log.
+        if (end.events && end.events.length > 0) await responses.appendEvents(end.events);
         await conversations.endTurn(end.conversationId, end.responseId, end.items, end.contextTokens);
         if (end.inputItems) await responses.update(end.responseId, { inputItems: end.inputItems });
         if (await responses.finish(end.responseId, end.outcome, { whenStatus: 'in_progress' })) finished.push(end.responseId);

@@ -281,6 +281,12 @@ export interface TurnEnd {
   /** The response's input items (GET …/input_items), written with the terminal write when given. */
   inputItems?: Record<string, unknown>[];
   contextTokens: number | null;
+  /**
+   * The last events of the response's event log, not stored yet: stored with the end (as
+   * ResponseRepository.appendEvents would, whether or not the terminal write applies), so the end
+   * costs one commit, not a log write and then a commit.
+   */
+  events?: readonly NewResponseEvent[];
 }
 
 export interface TurnRepository {
@@ -289,7 +295,8 @@ export interface TurnRepository {
    * transaction. A beginning inserts its new conversation (turn held by the response) and the response
    * record (ResponseRepository.create). An end is ConversationRepository.endTurn followed by
    * ResponseRepository.finish (whenStatus in_progress): items appended and the turn released only while
-   * the response still holds it, then the terminal write. Returns the ids whose terminal write applied.
+   * the response still holds it, then the terminal write; an end's `events` are stored with it. Returns
+   * the ids whose terminal write applied.
    * All or nothing: a failure writes none of them (the caller retries them one by one).
    */
   commit(begins: readonly TurnBegin[], ends: readonly TurnEnd[]): Promise<{ finished: string[] }>;

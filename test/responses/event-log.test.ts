@@ -245,6 +245,90 @@ describe('response event log (postgres store)', function () {
     assert.deepEqual(withNul?.data, { ...nul, delta: 'b\uFFFD' });
   });
 
+  describe('takeRest: a response that ends takes its unstored events, to store them with its end', () => {
+    it("takes the response's queued events in order and no other's; the log never writes them, and a flush does not wait for them", async () => {
+      const { repo, writes } = countingWrites(t.store.responses);
+      const log = eventLog({ responses: repo, flushIntervalMs: 60_000, batchSize: 1000 });
+      const a = responseId();
+      const b = responseId();
+      log.append(a, textEvent(0));
+      log.append(b, textEvent(0));
+      log.append(a, textEvent(1));
+      log.append(a, textEvent(2));
+      assert.equal(log.pending, 4);
+      const taken = await log.takeRest(a);
+      assert.deepEqual(
+        taken.map((e) => [e.responseId, e.sequenceNumber]),
+        [
+          [a, 0],
+          [a, 1],
+          [a, 2],
+        ],
+      );
+      assert.equal(log.pending, 1, "only b's event waits");
+      await log.flush(a); // nothing of a's is waited for any more: resolves without a write
+      assert.deepEqual(writes, []);
+      await log.flush(b);
+      assert.deepEqual(writes, [1], "the write carries b's event alone");
+      assert.deepEqual(await stored(a), [], "a's events are its caller's to store");
+      assert.deepEqual(await stored(b), [0]);
+      // Events appended after the take are the log's again.
+      log.append(a, textEvent(3));
+      await log.flush(a);
+      assert.deepEqual(await stored(a), [3]);
+    });
+
+    it('waits for a write in flight that holds some of its events, then takes what that write did not', async () => {
+      let release: () => void = () => undefined;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const writes: number[][] = [];
+      const log = eventLog({
+        responses: {
+          async appendEvents(events) {
+            writes.push(events.map((e) => e.sequenceNumber));
+            await gate;
+            return t.store.responses.appendEvents(events);
+          },
+        },
+        flushIntervalMs: 60_000,
+        batchSize: 2,
+      });
+      const id = responseId();
+      log.append(id, textEvent(0));
+      log.append(id, textEvent(1)); // a full batch: written at once, held at the gate
+      await waitUntil('the write in flight', () => writes.length === 1, 2000);
+      log.append(id, textEvent(2));
+      let taken: number[] | null = null;
+      const taking = log.takeRest(id).then((events) => (taken = events.map((e) => e.sequenceNumber)));
+      await new Promise((r) => setTimeout(r, 100));
+      assert.equal(taken, null, 'waits while the write in flight holds events 0 and 1');
+      release();
+      await taking;
+      assert.deepEqual(taken, [2]);
+      assert.deepEqual(await stored(id), [0, 1]);
+      assert.equal(log.pending, 0);
+    });
+
+    it('leaves more than batchSize waiting events to the log (flushed, none taken)', async () => {
+      const log = eventLog({ flushIntervalMs: 50, batchSize: 3, retryBaseMs: 20, retryMaxMs: 50 });
+      const id = responseId();
+      await admin.query('ALTER TABLE response_events RENAME TO response_events_away');
+      for (let n = 0; n < 5; n++) log.append(id, textEvent(n));
+      const taking = log.takeRest(id);
+      await new Promise((r) => setTimeout(r, 100));
+      await admin.query('ALTER TABLE response_events_away RENAME TO response_events');
+      assert.deepEqual(await taking, []);
+      assert.deepEqual(await stored(id), range(0, 4));
+    });
+
+    it('rejects for a response whose log was dropped, as flush does', async () => {
+      const log = eventLog({ flushIntervalMs: 60_000, maxBuffered: 2 });
+      const id = responseId();
+      for (let n = 0; n < 3; n++) log.append(id, textEvent(n));
+      await assert.rejects(log.takeRest(id), EventLogLostError);
+    });
+  });
+
   it('close writes everything still queued', async () => {
     const log = new ResponseEventLog({ responses: t.store.responses, live, logger: silentLogger, flushIntervalMs: 60_000 });
     const id = responseId();

@@ -2,8 +2,8 @@
 // Its record is written when the response starts (status in_progress, leased to this process so a
 // crash leaves it failed, not in progress for ever; a conversation it starts is written with it), each
 // event goes to the batched event log as the caller gets it (published live at once, stored off the
-// hot path), and at its end, once the log is durable, the turn's items are appended to the
-// conversation and the final object written. The beginning and the end go through the turn writer's
+// hot path), and at its end the log's last events, the turn's items appended to the conversation and
+// the final object are written in one commit. The beginning and the end go through the turn writer's
 // group commit (src/responses/turn-writer.ts): concurrent responses share transactions.
 import type { ConversationTurn } from '../../conversations/turn';
 import type { RequestContext } from '../../pipeline/context';
@@ -11,6 +11,7 @@ import { responseExpiry } from '../../responses';
 import type { AppServices } from '../../services';
 import type { NewConversationItem, ResponseOutcome, ResponseStatus } from '../../store/types';
 import type { ResponseEventPayload, ResponseSink } from './response-sink';
+import { eventRecords, type QueuedEvent } from '../../responses/event-queue';
 
 const FINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'incomplete', 'cancelled']);
 
@@ -72,8 +73,10 @@ export function storedResponse(
     },
     async end(final) {
       if (id === null) return;
+      // The log's last events go with the end: one commit, and a response read as finished has its log.
+      let rest: QueuedEvent[] = [];
       try {
-        await streams.log.flush(id);
+        rest = await streams.log.takeRest(id);
       } catch (err) {
         // The log is incomplete; the final object is still written (a plain GET stays right).
         services.logger.warn('response event log not fully stored', { responseId: id, errorName: err instanceof Error ? err.name : 'unknown' });
@@ -100,7 +103,9 @@ export function storedResponse(
         contextTokens: ending.contextTokens,
         // A continuing turn's record was written before its input was inspected: its input items now.
         ...(turn.recordStored ? { inputItems: init.inputItems } : {}),
+        ...(rest.length > 0 ? { events: eventRecords(rest) } : {}),
       });
+      streams.log.storedWithEnd(rest);
     },
   };
 }

@@ -92,7 +92,7 @@ function withoutNulEscapes(text: string): string {
   return text.replace(/(\\+)u0000/g, (match: string, slashes: string) => (slashes.length % 2 === 1 ? `${slashes}ufffd` : match));
 }
 
-const CHUNK_COLUMNS: readonly JsonCopyColumn[] = [
+export const CHUNK_COLUMNS: readonly JsonCopyColumn[] = [
   { column: 'response_id', key: 'r', type: 'text' },
   { column: 'first_seq', key: 'f', type: 'int' },
   { column: 'last_seq', key: 'l', type: 'int' },
@@ -104,7 +104,17 @@ const CHUNK_COLUMNS: readonly JsonCopyColumn[] = [
  * One statement text whatever the batch size (the chunks travel as one JSON parameter), so the server
  * plans it once. The same chunk written again (a retried write that had committed) is kept once.
  */
-const INSERT_EVENT_CHUNKS = preparedStatement(insertFromJson('response_events', CHUNK_COLUMNS, 1, 'ON CONFLICT (response_id, first_seq, last_seq) DO NOTHING'));
+const INSERT_EVENT_CHUNKS = preparedStatement(insertEventChunks(1));
+
+/** The chunks' INSERT, their JSON (eventChunksJson) as parameter `param`: also a CTE of the turn commit. */
+export function insertEventChunks(param: number): string {
+  return insertFromJson('response_events', CHUNK_COLUMNS, param, 'ON CONFLICT (response_id, first_seq, last_seq) DO NOTHING');
+}
+
+/** Events as the JSON parameter of insertEventChunks: runs of consecutive events of a response as one row each. */
+export function eventChunksJson(events: readonly NewResponseEvent[]): JsonBytes {
+  return chunksJson(chunksOf(events));
+}
 
 /** Events per statement: bounds the size of one JSON parameter. */
 const EVENT_BATCH = 1000;
@@ -292,7 +302,7 @@ export function sqlResponses(db: SqlExecutor): ResponseRepository {
     async appendEvents(events) {
       for (let start = 0; start < events.length; start += EVENT_BATCH) {
         const batch = start === 0 && events.length <= EVENT_BATCH ? events : events.slice(start, start + EVENT_BATCH);
-        await db.query(INSERT_EVENT_CHUNKS, [chunksJson(chunksOf(batch))]);
+        await db.query(INSERT_EVENT_CHUNKS, [eventChunksJson(batch)]);
       }
     },
     async listEvents(responseId, after, limit) {

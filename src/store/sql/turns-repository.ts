@@ -7,7 +7,7 @@ import type { TurnRepository } from '../port';
 import type { ResponseRecord } from '../types';
 import { insertFromJson, preparedStatement, type JsonCopyColumn, type SqlDatabase } from './database';
 import { nowIso } from './rows';
-import { jsonbText } from './responses-repository';
+import { eventChunksJson, insertEventChunks, jsonbText } from './responses-repository';
 
 const CONVERSATION_COLUMNS: readonly JsonCopyColumn[] = [
   { column: 'id', key: 'id', type: 'text' },
@@ -56,7 +56,16 @@ const ITEM_COLUMNS: readonly JsonCopyColumn[] = [
  * one round trip and no BEGIN/COMMIT): new conversations ($1) and response records ($2); then the
  * turns ended ($3): each conversation's turn released where its response still holds it, with its
  * item positions reserved, the items ($4, numbered from 0 per conversation) appended at them, and the
- * terminal writes ($5) applied to responses still in progress, whose ids the statement returns.
+ * terminal writes ($5) applied to responses still in progress, whose ids the statement returns; the
+ * ends' last events ($7) stored in the same commit, whichever terminal writes apply (as a log write
+ * would: the readers of a response's log keep the first copy of each number).
+ *
+ * The two UPDATEs also match their rows by id against an array ($8, $9). The planner takes
+ * json_to_recordset for 100 rows whatever it holds, and joined on that estimate alone it hashed the
+ * rows and scanned the whole table: conversations until ~20,000 rows, responses for as long as the
+ * plan cached while the table was small lived (a bench schema's 30,000 stored turns made 4,500 full
+ * scans in 40 s, each commit slower than the last). `id = ANY(array)` is estimated at ten rows: the
+ * primary key's index, at any table size.
  */
 const COMMIT_TURNS = preparedStatement(`WITH
   new_conversations AS (${insertFromJson('conversations', CONVERSATION_COLUMNS, 1)}),
@@ -65,7 +74,7 @@ const COMMIT_TURNS = preparedStatement(`WITH
     UPDATE conversations c
     SET next_position = c.next_position + x.n, turn_response_id = NULL, turn_until = NULL, context_tokens = COALESCE(x.tokens, c.context_tokens)
     FROM json_to_recordset($3::json) AS x(id text, response_id text, n int, tokens int)
-    WHERE c.id = x.id AND c.turn_response_id = x.response_id
+    WHERE c.id = x.id AND c.turn_response_id = x.response_id AND c.id = ANY($8::text[])
     RETURNING c.id, c.next_position - x.n AS first
   ),
   appended AS (
@@ -80,9 +89,10 @@ const COMMIT_TURNS = preparedStatement(`WITH
     SET status = x.status, body = x.body, input_items = COALESCE(x.input_items, r.input_items), updated_at = $6::timestamptz,
       lease_owner = NULL, lease_until = NULL
     FROM json_to_recordset($5::json) AS x(id text, status text, body jsonb, input_items jsonb)
-    WHERE r.id = x.id AND r.status = 'in_progress'
+    WHERE r.id = x.id AND r.status = 'in_progress' AND r.id = ANY($9::text[])
     RETURNING r.id
-  )
+  ),
+  new_events AS (${insertEventChunks(7)})
 SELECT id FROM finished`);
 
 /** Response records as RESPONSE_COLUMNS reads them from JSON (the lease as its two columns). */
@@ -97,6 +107,7 @@ export function sqlTurns(db: SqlDatabase): TurnRepository {
       const conversations = begins.flatMap((b) => (b.conversation ? [{ ...b.conversation, turnResponseId: b.response.id, turnUntil: b.turnUntil }] : []));
       const responses = responseRows(begins.map((b) => b.response));
       const now = nowIso();
+      const events = ends.flatMap((e) => e.events ?? []);
       const rows = await db.query<{ id: string }>(COMMIT_TURNS, [
         jsonbText(conversations),
         jsonbText(responses),
@@ -104,6 +115,9 @@ export function sqlTurns(db: SqlDatabase): TurnRepository {
         jsonbText(ends.flatMap((e) => e.items.map((item, index) => ({ ...item, conversationId: e.conversationId, index, createdAt: now })))),
         jsonbText(ends.map((e) => ({ id: e.responseId, status: e.outcome.status, body: e.outcome.body, input_items: e.inputItems ?? null }))),
         now,
+        events.length === 0 ? '[]' : eventChunksJson(events),
+        ends.map((e) => e.conversationId),
+        ends.map((e) => e.responseId),
       ]);
       return { finished: rows.map((row) => row.id) };
     },

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { TurnBegin } from '../../../src/store/port';
-import type { NewConversationItem, ResponseRecord } from '../../../src/store/types';
+import type { NewConversationItem, NewResponseEvent, ResponseRecord } from '../../../src/store/types';
 import { at, T0, uid, type StoreHandle } from './fixtures';
 
 function response(conversationId: string, overrides: Partial<ResponseRecord> = {}): ResponseRecord {
@@ -33,6 +33,13 @@ function item(text: string, role = 'user'): NewConversationItem {
     idempotencyKey: null,
     responseId: null,
   };
+}
+
+/** An event of the response's log as the event log hands it over: its JSON text, not an object. */
+function logged(responseId: string, n: number): NewResponseEvent {
+  const event = n === 4 ? 'response.completed' : 'response.output_text.delta';
+  const data = event === 'response.completed' ? { type: event, sequence_number: n } : { type: event, sequence_number: n, delta: `d${n}` };
+  return { responseId, sequenceNumber: n, event, json: JSON.stringify(data), createdAt: at(T0 + n) };
 }
 
 const completed = (text: string) => ({ status: 'completed' as const, body: { object: 'response', status: 'completed', output: [{ type: 'message', text }] } });
@@ -120,6 +127,49 @@ export function turnsContract(h: StoreHandle, driver: string): void {
         [1, 2, 3],
       );
       assert.equal((await h.store.conversations.get(ids[0]!))?.contextTokens, 100, 'null keeps the last context size');
+    });
+
+    it("ends store their response's last events with them, whether or not the terminal write applies", async () => {
+      const ids = [uid('conv'), uid('conv')];
+      const begins: TurnBegin[] = ids.map((id) => ({
+        conversation: { id, orgId: 'org-turns', userId: 'u', runId: null, metadata: {}, createdAt: at(T0) },
+        turnUntil: at(T0 + 600_000),
+        response: response(id),
+      }));
+      await h.store.turns.commit(begins, []);
+      const [first, second] = begins.map((b) => b.response.id) as [string, string];
+      // The first's earlier events were written by the event log; the end brings the rest.
+      await h.store.responses.appendEvents([0, 1].map((n) => logged(first, n)));
+      // The second was failed by the sweeper meanwhile: its terminal write does not apply, its events are kept.
+      await h.store.responses.finish(second, { status: 'failed', body: { status: 'failed' } }, { whenStatus: 'in_progress' });
+      const result = await h.store.turns.commit(
+        [],
+        begins.map((b, i) => ({
+          responseId: b.response.id,
+          outcome: completed(`answer ${i}`),
+          conversationId: b.conversation!.id,
+          items: [],
+          contextTokens: null,
+          events: i === 0 ? [2, 3, 4].map((n) => logged(first, n)) : [logged(second, 0)],
+        })),
+      );
+      assert.deepEqual(result.finished, [first]);
+      const events = await h.store.responses.listEvents(first, -1);
+      assert.deepEqual(
+        events.map((e) => [e.sequenceNumber, e.event]),
+        [
+          [0, 'response.output_text.delta'],
+          [1, 'response.output_text.delta'],
+          [2, 'response.output_text.delta'],
+          [3, 'response.output_text.delta'],
+          [4, 'response.completed'],
+        ],
+      );
+      assert.deepEqual(events[4]!.data, { type: 'response.completed', sequence_number: 4 }, 'stored as the JSON text given');
+      assert.deepEqual(
+        (await h.store.responses.listEvents(second, -1)).map((e) => e.sequenceNumber),
+        [0],
+      );
     });
 
     it('all or nothing: a commit with a bad write writes none of it (SQL stores; MongoDB writes them one by one)', async function () {

@@ -1,0 +1,105 @@
+// The stored turns' group commit reads the conversations and responses it updates by their primary
+// key at any table size. json_to_recordset is planned at 100 rows whatever it holds: joined on that
+// estimate alone, the UPDATE of conversations hashed the batch and scanned the whole table until the
+// table was some 20,000 rows long, and a plan cached on a small table kept scanning after it grew
+// (every commit slower than the last). The statement is prepared as the gateway prepares it, its
+// generic plan (the one a pooled connection reuses) explained over 5,000 analyzed rows per table.
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { createLogger } from '../../src/log/logger';
+import { createStore } from '../../src/store/index';
+import type { SqlDatabase, SqlParam } from '../../src/store/sql/database';
+import { driverParams } from '../../src/store/sql/params';
+import { sqlTurns } from '../../src/store/sql/turns-repository';
+import { createTestSchema } from '../helpers/store';
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Index Cond'?: string;
+  Plans?: PlanNode[];
+}
+
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+/** How the plan reads `table`: `lookup <index>` for a keyed index read, else the node type (a scan). */
+function readsOf(plan: PlanNode[], table: string): string[] {
+  const reads = new Set<string>();
+  for (const node of plan) {
+    if (node['Relation Name'] !== table || node['Node Type'] === 'ModifyTable') continue;
+    if (node['Node Type'] === 'Bitmap Heap Scan') {
+      const index = (node.Plans ?? []).flatMap(nodes).find((n) => n['Node Type'] === 'Bitmap Index Scan');
+      reads.add(`lookup ${index?.['Index Name'] ?? '?'}`);
+    } else if ((node['Node Type'] === 'Index Scan' || node['Node Type'] === 'Index Only Scan') && 'Index Cond' in node) {
+      reads.add(`lookup ${node['Index Name'] ?? '?'}`);
+    } else {
+      reads.add(node['Node Type']);
+    }
+  }
+  return [...reads].sort();
+}
+
+describe('SQL turns repository: the group commit reads by primary key', function () {
+  this.timeout(30_000);
+  let schema: Awaited<ReturnType<typeof createTestSchema>>;
+  let client: pg.Client;
+
+  before(async () => {
+    schema = await createTestSchema('turnplans');
+    const store = await createStore({ driver: 'postgres', path: '', url: schema.url, retentionDays: 30 }, { logger: createLogger({ silent: true }) });
+    await store.close();
+    client = new pg.Client({ connectionString: schema.url });
+    await client.connect();
+    await client.query(
+      `INSERT INTO conversations (id, org_id, user_id, metadata, created_at, turn_response_id)
+       SELECT 'conv_' || g, 'org', 'u', '{}', now(), 'resp_' || g FROM generate_series(1, 5000) g`,
+    );
+    await client.query(
+      `INSERT INTO responses (id, org_id, user_id, status, model, conversation_id, stored, body, input_items, created_at, updated_at)
+       SELECT 'resp_' || g, 'org', 'u', 'in_progress', 'm', 'conv_' || g, true, '{}', '[]', now(), now() FROM generate_series(1, 5000) g`,
+    );
+    await client.query('ANALYZE conversations, responses');
+  });
+
+  after(async () => {
+    await client?.end();
+    await schema?.drop();
+  });
+
+  it("the ends' UPDATEs look their rows up by id in the plan a pooled connection reuses", async () => {
+    // The statement and parameters the repository sends for three ends, captured and not run.
+    let sent: { text: string; params: readonly SqlParam[] } | null = null;
+    const capturing = {
+      kind: 'postgres',
+      async query(text: string, params: readonly SqlParam[] = []) {
+        sent = { text, params };
+        return [];
+      },
+    } as unknown as SqlDatabase;
+    await sqlTurns(capturing).commit(
+      [],
+      [1, 2, 3].map((n) => ({
+        responseId: `resp_${n}`,
+        outcome: { status: 'completed' as const, body: { status: 'completed' } },
+        conversationId: `conv_${n}`,
+        items: [],
+        contextTokens: null,
+      })),
+    );
+    const { text, params } = sent!;
+    await client.query(`PREPARE commit_turns AS ${text}`);
+    await client.query('SET plan_cache_mode = force_generic_plan');
+    const literals = driverParams(params).map((value) => {
+      if (Array.isArray(value)) return `${client.escapeLiteral(`{${value.map((v: string) => `"${v}"`).join(',')}}`)}::text[]`;
+      if (Buffer.isBuffer(value)) return client.escapeLiteral(value.toString('utf8'));
+      return value === null ? 'NULL' : client.escapeLiteral(String(value));
+    });
+    const result = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) EXECUTE commit_turns(${literals.join(', ')})`);
+    const plan = nodes(result.rows[0]!['QUERY PLAN'][0].Plan);
+    assert.deepEqual(readsOf(plan, 'conversations'), ['lookup conversations_pkey']);
+    assert.deepEqual(readsOf(plan, 'responses'), ['lookup responses_pkey']);
+  });
+});
