@@ -1,9 +1,10 @@
 // Live events across processes sharing a PostgreSQL store without Redis (live-events.ts says why):
-// after each event-log write the writer sends one NOTIFY naming the responses and sequence numbers it
-// stored; a process with readers of one of them tells them to read the store. One connection per
-// process LISTENs (and sends the NOTIFYs). NOTIFY is delivered only to sessions listening at the time,
-// at most once: while the connection is down readers fall back on their periodic store read, and a
-// subscribe made then resolves at once (with that fallback) rather than failing the reader.
+// after event-log writes (and stored responses' ends, which store their last events) the writer sends
+// one NOTIFY per turn of its event loop naming the responses and sequence numbers it stored; a process
+// with readers of one of them tells them to read the store. One connection per process LISTENs (and
+// sends the NOTIFYs). NOTIFY is delivered only to sessions listening at the time, at most once: while
+// the connection is down readers fall back on their periodic store read, and a subscribe made then
+// resolves at once (with that fallback) rather than failing the reader.
 import type PgModule from 'pg';
 import type { Logger } from 'winston';
 import { LocalReaders, SAFETY_POLL_MS, newOrigin, throttledReporter, type LiveEvents, type StoredRange } from './live-events';
@@ -77,6 +78,22 @@ export function createPostgresLiveEvents(options: PostgresLiveEventsOptions): Li
   };
 
   let current: PgModule.Client | null = null;
+  /** Ranges stored since the last NOTIFY, announced at the next turn of the event loop. */
+  let announcing: StoredRange[] = [];
+  let announceScheduled = false;
+  const announce = (): void => {
+    announceScheduled = false;
+    const ranges = announcing;
+    announcing = [];
+    if (closed || ranges.length === 0) return;
+    const payloads = announcements(origin, ranges);
+    void connection()
+      .then(async (client) => {
+        if (!client) return;
+        for (const payload of payloads) await client.query('SELECT pg_notify($1, $2)', [channel, payload]);
+      })
+      .catch((err: unknown) => report('live events: notify failed', err));
+  };
 
   /** The connection ended (error, server gone, failed start): forget it, and reconnect if readers wait. */
   const lost = (client: PgModule.Client): void => {
@@ -143,13 +160,12 @@ export function createPostgresLiveEvents(options: PostgresLiveEventsOptions): Li
     },
     stored(ranges: readonly StoredRange[]) {
       if (closed || ranges.length === 0) return;
-      const payloads = announcements(origin, ranges);
-      void connection()
-        .then(async (client) => {
-          if (!client) return;
-          for (const payload of payloads) await client.query('SELECT pg_notify($1, $2)', [channel, payload]);
-        })
-        .catch((err: unknown) => report('live events: notify failed', err));
+      // Announced once per turn of the event loop: every stored response's end announces its own
+      // events, and a NOTIFY each (a round trip and a backend's statement) would outnumber the writes.
+      for (const range of ranges) announcing.push(range);
+      if (announceScheduled) return;
+      announceScheduled = true;
+      setImmediate(announce);
     },
     async close() {
       closed = true;

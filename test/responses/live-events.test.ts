@@ -3,6 +3,7 @@
 // delivered twice, NOTIFY payloads within PostgreSQL's limit, and the store-polling mode (MongoDB
 // without Redis) following a writer it shares nothing with but the store.
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createRedisProvider, type RedisProvider } from '../../src/queue/redis';
@@ -130,6 +131,42 @@ describe('live events over PostgreSQL NOTIFY', function () {
     } finally {
       await writerSide.close();
       await readerSide.close();
+      await t.cleanup();
+    }
+  });
+});
+
+describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
+  this.timeout(20_000);
+
+  it('announces what was stored within one turn in one NOTIFY (every stored response end announces its own)', async () => {
+    const t = await openTestStore('postgres');
+    const channel = `agw_test_${randomBytes(4).toString('hex')}`;
+    const writerSide = createPostgresLiveEvents({ url: t.config.url!, logger: silentLogger, channel });
+    const listener = new pg.Client({ connectionString: t.config.url! });
+    const payloads: string[] = [];
+    try {
+      await listener.connect();
+      listener.on('notification', (message) => payloads.push(message.payload ?? ''));
+      await listener.query(`LISTEN "${channel}"`);
+      const [a, b, c] = [responseId(), responseId(), responseId()];
+      writerSide.stored([{ responseId: a, from: 0, to: 4 }]);
+      writerSide.stored([{ responseId: b, from: 0, to: 2 }]);
+      writerSide.stored([{ responseId: c, from: 3, to: 7 }]);
+      await waitUntil('the notification', () => payloads.length >= 1, 3000);
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(payloads.length, 1, payloads.join('\n'));
+      assert.deepEqual((JSON.parse(payloads[0]!) as { r: unknown[] }).r, [
+        [a, 0, 4],
+        [b, 0, 2],
+        [c, 3, 7],
+      ]);
+      // A later turn is announced on its own.
+      writerSide.stored([{ responseId: a, from: 5, to: 6 }]);
+      await waitUntil('the second notification', () => payloads.length === 2, 3000);
+    } finally {
+      await listener.end();
+      await writerSide.close();
       await t.cleanup();
     }
   });
