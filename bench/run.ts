@@ -109,8 +109,28 @@ const apisWanted = (): Api[] => {
 const upstreamsWanted = (): UpstreamKind[] => choiceFlag<UpstreamKind>('--upstream', ['plain', 'tls']);
 const storesWanted = (): StoreKind[] => choiceFlag<StoreKind>('--store', ['embedded', 'postgres']);
 
-/** A fresh schema in DATABASE_URL's database for the postgres store; drop() removes it after the run. */
-async function postgresSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+/**
+ * The postgres schema's planner statistics, refreshed before a measured run (at most every 5 s; see
+ * postgresSchema). Null without a postgres store.
+ */
+let refreshStatistics: (() => Promise<void>) | null = null;
+let statisticsAt = 0;
+
+async function freshStatistics(): Promise<void> {
+  if (!refreshStatistics || Date.now() - statisticsAt < 5000) return;
+  await refreshStatistics();
+  statisticsAt = Date.now();
+}
+
+/**
+ * A fresh schema in DATABASE_URL's database for the postgres store; drop() removes it after the run.
+ * analyze() runs ANALYZE on its tables: they are created empty seconds before they are measured and grow
+ * by thousands of rows a second, so autovacuum's first ANALYZE (its naptime is a minute) would come
+ * after most of the run, and the gateway's prepared statements would keep the plans chosen for
+ * near-empty tables (a sequential scan is the cheapest read of a table of a few pages). A deployment's
+ * tables are older than a minute: the bench gives its own the statistics autovacuum would.
+ */
+async function postgresSchema(): Promise<{ url: string; drop(): Promise<void>; analyze(): Promise<void> }> {
   const base = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
   const schema = `agw_bench_${process.pid}_${Date.now()}`;
   const admin = new pg.Client({ connectionString: base });
@@ -126,6 +146,16 @@ async function postgresSchema(): Promise<{ url: string; drop(): Promise<void> }>
       await client.connect();
       await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await client.end();
+    },
+    async analyze() {
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ name: string }>('SELECT tablename AS name FROM pg_tables WHERE schemaname = $1', [schema]);
+        if (rows.length > 0) await client.query(`ANALYZE ${rows.map((r) => `${schema}."${r.name}"`).join(', ')}`);
+      } finally {
+        await client.end();
+      }
     },
   };
 }
@@ -340,6 +370,7 @@ async function measureCell(
     for (const [name, target] of targets) {
       const onPostgres = postgresTargets.has(name);
       const own = processes.get(name);
+      if (onPostgres) await freshStatistics();
       const cpuBefore = onPostgres ? postgresCpuSeconds() : 0;
       const gatewayBefore = own ? cpuSecondsOf([own.gateway]) : 0;
       const childBefore = own ? cpuSecondsOf(own.children) : 0;
@@ -408,7 +439,7 @@ async function throughputMain(apis: readonly Api[]): Promise<void> {
   const kinds = soakSeconds > 0 ? (['plain'] as UpstreamKind[]) : upstreamsWanted();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'agw-bench-'));
   const children: ChildProcess[] = [];
-  let schema: { url: string; drop(): Promise<void> } | null = null;
+  let schema: Awaited<ReturnType<typeof postgresSchema>> | null = null;
   let postgresPin: { pinned: boolean; restore(): void } | null = null;
   const cleanup = async (): Promise<void> => {
     postgresPin?.restore();
@@ -440,6 +471,7 @@ async function throughputMain(apis: readonly Api[]): Promise<void> {
     }
     if (stores.includes('postgres')) {
       schema = await postgresSchema();
+      refreshStatistics = schema.analyze;
       postgresPin = pinLocalPostgres(schema.url);
     }
     // Every gateway under test runs at once on core 1 (an idle one costs next to nothing) and is
@@ -995,6 +1027,7 @@ async function soak(store: StoreKind, target: Target, pid: number, seconds: numb
       low = Math.min(low, rss);
       high = Math.max(high, rss);
     }, 1000);
+    if (store === 'postgres') await freshStatistics();
     const r = await runLoad(target, 64, windowSeconds * 1000, '');
     clearInterval(sampler);
     if (i >= 0) floors.push(low);
