@@ -10,19 +10,8 @@ import { createStore } from '../../src/store/index';
 import type { SqlExecutor, SqlParam } from '../../src/store/sql/database';
 import { driverParams } from '../../src/store/sql/params';
 import { sqlResponses } from '../../src/store/sql/responses-repository';
+import { planNodes, readsOf, type PlanNode } from '../helpers/query-plans';
 import { createTestSchema } from '../helpers/store';
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Cond'?: string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  Plans?: PlanNode[];
-}
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
 
 describe('SQL responses repository: query plans', function () {
   this.timeout(30_000);
@@ -49,32 +38,10 @@ describe('SQL responses repository: query plans', function () {
   const explaining: SqlExecutor = {
     async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
       const result = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${text}`, driverParams(params));
-      plans.push(nodes(result.rows[0]!['QUERY PLAN'][0].Plan));
+      plans.push(planNodes(result.rows[0]!['QUERY PLAN'][0].Plan));
       return [];
     },
   };
-
-  /** How each node reading `table` reads it: an index with a condition, a whole index, or the table. */
-  function readsOf(plan: PlanNode[], table: string): string[] {
-    const reads: string[] = [];
-    for (const node of plan) {
-      if (node['Relation Name'] !== table || node['Node Type'] === 'ModifyTable') continue;
-      switch (node['Node Type']) {
-        case 'Bitmap Heap Scan': {
-          const index = (node.Plans ?? []).flatMap(nodes).find((n) => n['Node Type'] === 'Bitmap Index Scan');
-          reads.push(`lookup ${index?.['Index Name'] ?? '?'}`);
-          break;
-        }
-        case 'Index Scan':
-        case 'Index Only Scan':
-          reads.push(`${'Index Cond' in node ? 'lookup' : 'whole index'} ${node['Index Name'] ?? '?'}`);
-          break;
-        default:
-          reads.push(node['Node Type']);
-      }
-    }
-    return [...new Set(reads)].sort();
-  }
 
   it('listLapsed reads the partial index of leased in-progress responses', async () => {
     plans.length = 0;

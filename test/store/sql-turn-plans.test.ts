@@ -11,36 +11,8 @@ import { createStore } from '../../src/store/index';
 import type { SqlDatabase, SqlParam } from '../../src/store/sql/database';
 import { driverParams } from '../../src/store/sql/params';
 import { sqlTurns } from '../../src/store/sql/turns-repository';
+import { planNodes, readsOf, type PlanNode } from '../helpers/query-plans';
 import { createTestSchema } from '../helpers/store';
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Index Cond'?: string;
-  Plans?: PlanNode[];
-}
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
-
-/** How the plan reads `table`: `lookup <index>` for a keyed index read, else the node type (a scan). */
-function readsOf(plan: PlanNode[], table: string): string[] {
-  const reads = new Set<string>();
-  for (const node of plan) {
-    if (node['Relation Name'] !== table || node['Node Type'] === 'ModifyTable') continue;
-    if (node['Node Type'] === 'Bitmap Heap Scan') {
-      const index = (node.Plans ?? []).flatMap(nodes).find((n) => n['Node Type'] === 'Bitmap Index Scan');
-      reads.add(`lookup ${index?.['Index Name'] ?? '?'}`);
-    } else if ((node['Node Type'] === 'Index Scan' || node['Node Type'] === 'Index Only Scan') && 'Index Cond' in node) {
-      reads.add(`lookup ${node['Index Name'] ?? '?'}`);
-    } else {
-      reads.add(node['Node Type']);
-    }
-  }
-  return [...reads].sort();
-}
 
 describe('SQL turns repository: the group commit reads by primary key', function () {
   this.timeout(30_000);
@@ -98,7 +70,7 @@ describe('SQL turns repository: the group commit reads by primary key', function
       return value === null ? 'NULL' : client.escapeLiteral(String(value));
     });
     const result = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) EXECUTE commit_turns(${literals.join(', ')})`);
-    const plan = nodes(result.rows[0]!['QUERY PLAN'][0].Plan);
+    const plan = planNodes(result.rows[0]!['QUERY PLAN'][0].Plan);
     assert.deepEqual(readsOf(plan, 'conversations'), ['lookup conversations_pkey']);
     assert.deepEqual(readsOf(plan, 'responses'), ['lookup responses_pkey']);
   });
