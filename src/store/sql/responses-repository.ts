@@ -92,7 +92,7 @@ function withoutNulEscapes(text: string): string {
   return text.replace(/(\\+)u0000/g, (match: string, slashes: string) => (slashes.length % 2 === 1 ? `${slashes}ufffd` : match));
 }
 
-export const CHUNK_COLUMNS: readonly JsonCopyColumn[] = [
+const CHUNK_COLUMNS: readonly JsonCopyColumn[] = [
   { column: 'response_id', key: 'r', type: 'text' },
   { column: 'first_seq', key: 'f', type: 'int' },
   { column: 'last_seq', key: 'l', type: 'int' },
