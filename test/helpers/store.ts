@@ -67,6 +67,26 @@ export async function createTestSchema(prefix = 'test'): Promise<{ schema: strin
   };
 }
 
+/**
+ * A fresh PostgreSQL schema with the store's tables (migrated, then the store closed) and a client
+ * connected to it, for tests that query or EXPLAIN the tables themselves; drop() ends the client too.
+ */
+export async function migratedTestSchema(prefix: string): Promise<{ schema: string; url: string; client: pg.Client; drop(): Promise<void> }> {
+  const created = await createTestSchema(prefix);
+  const store = await createStore({ driver: 'postgres', path: '', url: created.url, retentionDays: 30 }, { logger: testLogger() });
+  await store.close();
+  const client = new pg.Client({ connectionString: created.url });
+  await client.connect();
+  return {
+    ...created,
+    client,
+    async drop() {
+      await client.end();
+      await created.drop();
+    },
+  };
+}
+
 export async function openTestStore(driver: TestStoreDriver, options: { retentionDays?: number } = {}): Promise<TestStore> {
   const logger = testLogger();
   const retentionDays = options.retentionDays ?? 30;

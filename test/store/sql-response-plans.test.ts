@@ -5,32 +5,26 @@
 // scans the table has no index to use.
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { createLogger } from '../../src/log/logger';
-import { createStore } from '../../src/store/index';
 import type { SqlExecutor, SqlParam } from '../../src/store/sql/database';
 import { driverParams } from '../../src/store/sql/params';
 import { sqlResponses } from '../../src/store/sql/responses-repository';
 import { planNodes, readsOf, type PlanNode } from '../helpers/query-plans';
-import { createTestSchema } from '../helpers/store';
+import { migratedTestSchema } from '../helpers/store';
 
 describe('SQL responses repository: query plans', function () {
   this.timeout(30_000);
-  let schema: Awaited<ReturnType<typeof createTestSchema>>;
+  let schema: Awaited<ReturnType<typeof migratedTestSchema>>;
   let client: pg.Client;
   /** Plans of the statements the repository sent, in order. */
   const plans: PlanNode[][] = [];
 
   before(async () => {
-    schema = await createTestSchema('plans');
-    const store = await createStore({ driver: 'postgres', path: '', url: schema.url, retentionDays: 30 }, { logger: createLogger({ silent: true }) });
-    await store.close();
-    client = new pg.Client({ connectionString: schema.url });
-    await client.connect();
+    schema = await migratedTestSchema('plans');
+    client = schema.client;
     await client.query('SET enable_seqscan = off');
   });
 
   after(async () => {
-    await client?.end();
     await schema?.drop();
   });
 

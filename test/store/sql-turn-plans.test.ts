@@ -6,25 +6,20 @@
 // generic plan (the one a pooled connection reuses) explained over 5,000 analyzed rows per table.
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { createLogger } from '../../src/log/logger';
-import { createStore } from '../../src/store/index';
 import type { SqlDatabase, SqlParam } from '../../src/store/sql/database';
 import { driverParams } from '../../src/store/sql/params';
 import { sqlTurns } from '../../src/store/sql/turns-repository';
 import { planNodes, readsOf, type PlanNode } from '../helpers/query-plans';
-import { createTestSchema } from '../helpers/store';
+import { migratedTestSchema } from '../helpers/store';
 
 describe('SQL turns repository: the group commit reads by primary key', function () {
   this.timeout(30_000);
-  let schema: Awaited<ReturnType<typeof createTestSchema>>;
+  let schema: Awaited<ReturnType<typeof migratedTestSchema>>;
   let client: pg.Client;
 
   before(async () => {
-    schema = await createTestSchema('turnplans');
-    const store = await createStore({ driver: 'postgres', path: '', url: schema.url, retentionDays: 30 }, { logger: createLogger({ silent: true }) });
-    await store.close();
-    client = new pg.Client({ connectionString: schema.url });
-    await client.connect();
+    schema = await migratedTestSchema('turnplans');
+    client = schema.client;
     await client.query(
       `INSERT INTO conversations (id, org_id, user_id, metadata, created_at, turn_response_id)
        SELECT 'conv_' || g, 'org', 'u', '{}', now(), 'resp_' || g FROM generate_series(1, 5000) g`,
@@ -37,7 +32,6 @@ describe('SQL turns repository: the group commit reads by primary key', function
   });
 
   after(async () => {
-    await client?.end();
     await schema?.drop();
   });
 
