@@ -36,7 +36,7 @@ export async function createStore(config: StoreConfig, deps: StoreDeps): Promise
       let db: SqlDatabase | null = null;
       try {
         db = await openPglite(config.path);
-        const store = createSqlStore(db, { filesDir: path.join(path.resolve(config.path), 'files') });
+        const store = createSqlStore(db, { filesDir: path.join(path.resolve(config.path), 'files'), logger: deps.logger });
         await store.migrate();
         deps.logger.info('store opened', { driver: 'embedded' });
         return store;

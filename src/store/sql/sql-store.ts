@@ -1,4 +1,5 @@
 // The Store port over SQL: one implementation for the embedded (PGlite) and postgres backends.
+import type { Logger } from 'winston';
 import type { PrunedConversation, Store } from '../port';
 import { sqlAgents } from './agents-repository';
 import { sqlAudit } from './audit-repository';
@@ -6,6 +7,7 @@ import { sqlConsoleSessions } from './console-sessions-repository';
 import { sqlConversations } from './conversations-repository';
 import { sqlFiles } from './files-repository';
 import type { SqlDatabase } from './database';
+import { startEmbeddedMaintenance } from './embedded-maintenance';
 import { sqlDashboards } from './dashboards-repository';
 import { sqlGroups } from './groups-repository';
 import { sqlKeys } from './keys-repository';
@@ -24,10 +26,21 @@ import { sqlUsers } from './users-repository';
 export interface SqlStoreOptions {
   /** Keep stored files' bytes in files under this directory instead of the database (the embedded store). */
   filesDir?: string;
+  logger?: Logger;
+  /** How often the embedded database's tables are checked for VACUUM and ANALYZE (embedded-maintenance.ts). */
+  maintenanceIntervalMs?: number;
 }
 
 export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): Store {
   let closed: Promise<void> | null = null;
+  // A server runs autovacuum; the embedded database has no background workers: the store does it.
+  const maintenance =
+    db.kind === 'embedded'
+      ? startEmbeddedMaintenance(db, {
+          ...(options.maintenanceIntervalMs !== undefined ? { intervalMs: options.maintenanceIntervalMs } : {}),
+          ...(options.logger ? { logger: options.logger } : {}),
+        })
+      : null;
   return {
     driver: db.kind,
     organizations: sqlOrganizations(db),
@@ -104,7 +117,7 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
       });
     },
     close() {
-      closed ??= db.close();
+      closed ??= (maintenance?.stop() ?? Promise.resolve()).then(() => db.close());
       return closed;
     },
   };
