@@ -38,13 +38,24 @@ export function startEmbeddedMaintenance(db: SqlDatabase, options: { intervalMs?
 
   const round = async (): Promise<string[]> => {
     const done: string[] = [];
-    const due = await db.query<TableDue>(TABLES_DUE);
-    for (const table of due) {
-      if (stopped) break;
-      if (!table.vacuum && !table.analyze) continue;
-      const name = `"${table.name.replace(/"/g, '""')}"`;
-      await db.query(table.vacuum ? `VACUUM ${table.analyze ? '(ANALYZE) ' : ''}${name}` : `ANALYZE ${name}`);
-      done.push(table.name);
+    const due = (await db.query<TableDue>(TABLES_DUE)).filter((table) => table.vacuum || table.analyze);
+    if (due.length === 0) return done;
+    // The database's WebAssembly memory never shrinks once grown: VACUUM's dead-row list (sized up to
+    // maintenance_work_mem, 64 MB, from the table's size) and ANALYZE's sample (300 rows per unit of
+    // the statistics target, 100) are kept small. A list that fills is emptied by one more pass over the
+    // indexes; ten-bucket statistics serve lookups by key and by time.
+    await db.query(`SET maintenance_work_mem = '4MB'`);
+    await db.query('SET default_statistics_target = 10');
+    try {
+      for (const table of due) {
+        if (stopped) break;
+        const name = `"${table.name.replace(/"/g, '""')}"`;
+        await db.query(table.vacuum ? `VACUUM ${table.analyze ? '(ANALYZE) ' : ''}${name}` : `ANALYZE ${name}`);
+        done.push(table.name);
+      }
+    } finally {
+      await db.query('RESET maintenance_work_mem');
+      await db.query('RESET default_statistics_target');
     }
     return done;
   };
