@@ -133,18 +133,10 @@ export class ResponseEventLog {
    * Call storedWithEnd() once the end is stored.
    */
   async takeRest(responseId: string): Promise<QueuedEvent[]> {
-    for (;;) {
-      const running = this.running;
-      if (this.book.isLost(responseId)) break;
-      if (!running || !this.queue.inFlightHas(responseId)) break;
-      await running;
-    }
-    if (this.book.isLost(responseId)) {
-      await this.flush(responseId); // rejects with why
-      return [];
-    }
-    const taken = this.queue.takeResponse(responseId, this.options.batchSize);
+    while (this.running && !this.book.isLost(responseId) && this.queue.inFlightHas(responseId)) await this.running;
+    const taken = this.book.isLost(responseId) ? null : this.queue.takeResponse(responseId, this.options.batchSize);
     if (taken === null) {
+      // A dropped log: flush() rejects with why. Too many events: the log writes them.
       await this.flush(responseId);
       return [];
     }
