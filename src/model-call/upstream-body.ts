@@ -1,9 +1,11 @@
 // Builds the body that goes upstream on the pass-through path. The caller's original bytes go as they
-// are unless something must change: a plugin transform (e.g. stripFields) changed the body, or a DLP
-// policy applies (re-serialised, only then), or the provider's model name differs (then only the model
-// value is replaced in the bytes). The caller's parsed body is never mutated (a shallow copy takes the
+// are unless something must change: top-level fields were taken out (a plugin transform such as
+// stripFields, or the format's own fields: those members are cut from the bytes), a DLP policy applies
+// (re-serialised, only then), or the provider's model name differs (then only the model value is
+// replaced in the bytes). The caller's parsed body is never mutated (a shallow copy takes the
 // edits, and the DLP walks deep-copy what they edit).
 import type { RequestContext } from '../pipeline/context';
+import { withoutMembers } from '../formats/shared/json-members';
 import { replaceModelBytes } from './replace-model-bytes';
 
 /**
@@ -41,19 +43,46 @@ export function passThroughBody(
   clientModel: string,
   upstreamModel: string,
   edit: BodyEdit | null,
+  ownFields: readonly string[] = [],
 ): PassThrough {
-  const needsCopy = ctx.upstreamTransforms.length > 0 || edit !== null;
+  // The caller's bytes stand for the body only while it is the caller's own (not one the route composed).
+  const raw = body === ctx.body ? ctx.rawBody : null;
+  const needsCopy = ctx.upstreamTransforms.length > 0 || edit !== null || ownFields.some((field) => Object.hasOwn(body, field));
   if (needsCopy) {
-    const { copy, changed } = transformedCopy(ctx, body, edit);
-    if (changed) {
+    const { copy, changed } = transformedCopy(ctx, body, null);
+    let removed = changed;
+    for (const field of ownFields) {
+      if (Object.hasOwn(copy, field)) {
+        delete copy[field];
+        removed = true;
+      }
+    }
+    if (edit) edit(copy);
+    else if (removed && raw !== null) {
+      // Fields only taken out (stripFields, the format's own fields): the other members' bytes go as sent.
+      const names = removedMembers(body, copy);
+      const spliced = names && withoutMembers(raw, names);
+      if (spliced) return { bytes: withUpstreamModel(spliced, copy, clientModel, upstreamModel), inspected: copy };
+    }
+    if (edit || removed) {
       const inspected = { ...copy };
       copy['model'] = upstreamModel;
       return { bytes: JSON.stringify(copy), inspected };
     }
   }
-  // The caller's bytes stand for the body only while it is the caller's own (not one the route composed).
-  const raw = body === ctx.body ? ctx.rawBody : null;
   if (raw === null) return { bytes: JSON.stringify(clientModel === upstreamModel ? body : { ...body, model: upstreamModel }), inspected: body };
-  if (clientModel === upstreamModel) return { bytes: raw, inspected: body };
-  return { bytes: replaceModelBytes(raw, clientModel, upstreamModel) ?? JSON.stringify({ ...body, model: upstreamModel }), inspected: body };
+  return { bytes: withUpstreamModel(raw, body, clientModel, upstreamModel), inspected: body };
+}
+
+function withUpstreamModel(bytes: Buffer, body: Record<string, unknown>, clientModel: string, upstreamModel: string): Buffer | string {
+  if (clientModel === upstreamModel) return bytes;
+  return replaceModelBytes(bytes, clientModel, upstreamModel) ?? JSON.stringify({ ...body, model: upstreamModel });
+}
+
+/** The keys `copy` lacks when it is `body` with members deleted and nothing else changed; else null. */
+function removedMembers(body: Record<string, unknown>, copy: Record<string, unknown>): Set<string> | null {
+  for (const key in copy) if (!Object.hasOwn(body, key) || copy[key] !== body[key]) return null;
+  const names = new Set<string>();
+  for (const key in body) if (!Object.hasOwn(copy, key)) names.add(key);
+  return names;
 }

@@ -125,7 +125,7 @@ export function prepareWireCall(
   // `canonical`: the gateway must read the call itself (its tool loop runs tools the upstream does not know).
   if (provider.forward && provider.forwards?.includes(codec.format) && options.canonical !== true) {
     const meter = scope.meter(resolved);
-    const { bytes, inspected } = passThroughBody(ctx, body, model, upstreamModel, editAll);
+    const { bytes, inspected } = passThroughBody(ctx, body, model, upstreamModel, edit, own);
     return { kind: 'forward', resolved, meter, body: bytes, inspected, detached: options.detached === true };
   }
   // Redacted before conversion: the provider gets the translation of what was inspected.

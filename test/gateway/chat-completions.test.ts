@@ -70,6 +70,18 @@ describe('POST /v1/chat/completions (gateway, OpenAI-format upstream)', function
     assert.equal(env.upstream.requests[0]!.raw.toString(), '{"model":"gpt-real-2024","messages":[{"role":"user","content":"hi"}],"seed":7}');
   });
 
+  it('stripped fields are cut from the caller’s bytes (every copy), the rest forwarded as sent, the model swapped', async () => {
+    const body =
+      '{"metadata":{"team":"a"},"model":"alias", "messages":[{"role":"user","content":"say \\"metadata\\""}],"temperature":0.20,"proxy_server_request":{},"metadata":{"team":"b"}}';
+    const res = await postRaw(env.gw, '/v1/chat/completions', body);
+    assert.equal(res.status, 200);
+    await res.arrayBuffer();
+    assert.equal(
+      env.upstream.requests[0]!.raw.toString(),
+      '{"model":"gpt-real-2024", "messages":[{"role":"user","content":"say \\"metadata\\""}],"temperature":0.20}',
+    );
+  });
+
   it('strips metadata, litellm_metadata and proxy_server_request and forwards every other field', async () => {
     const completion = await client.chat.completions.create({
       model: 'gpt-test',

@@ -166,6 +166,30 @@ describe('POST /v1/responses: the route rules over HTTP', function () {
       assert.equal(reply.body['object'], 'response');
     });
 
+    it('the stripped fields are cut from the caller’s bytes: every copy of them, every other byte as sent', async () => {
+      const raw =
+        '{"metadata":{"ticket":"T-1"},"model":"resp-native", "input":"a \\"metadata\\": {}","temperature":2.50E-1,"svc":{},"metadata":{"ticket":"T-2"}}';
+      const reply = await jsonReply(await send(raw));
+      assert.equal(reply.status, 200, reply.text);
+      assert.equal(sentNative().raw, '{"model":"gpt-upstream-9", "input":"a \\"metadata\\": {}","temperature":2.50E-1}');
+      assert.deepEqual(reply.body['metadata'], { ticket: 'T-2' }, 'the metadata JSON.parse kept is echoed');
+    });
+
+    it('the reply is the upstream’s bytes with metadata set in place (not re-serialised)', async () => {
+      const upstreamReply =
+        '{"id":"resp_up1","object":"response","status":"completed", "metadata" : {"upstream":true},"output":[],' +
+        '"usage":{"input_tokens":3,"output_tokens":2,"total_tokens":5},"temperature":1.0}';
+      env.upstream.script({ kind: 'raw', status: 200, body: upstreamReply });
+      const res = await send({ model: 'resp-native', input: 'hi', metadata: { ticket: 'T-9' } });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('content-type'), 'application/json');
+      assert.equal(
+        await res.text(),
+        '{"id":"resp_up1","object":"response","status":"completed", "metadata" : {"ticket":"T-9"},"output":[],' +
+          '"usage":{"input_tokens":3,"output_tokens":2,"total_tokens":5},"temperature":1.0}',
+      );
+    });
+
     it('streamed: the same fields stripped, metadata echoed in the response.created and response.completed snapshots', async () => {
       const res = await send({ model: 'resp-native', input: 'hi', stream: true, ...ownFields });
       assert.equal(res.status, 200);

@@ -13,6 +13,7 @@ import { SseWriter } from '../../http/sse';
 import type { RequestMeter } from '../../model-call/request-meter';
 import type { RequestContext } from '../../pipeline/context';
 import { parseSse } from '../../providers/http/sse-parser';
+import { withMembers } from '../../formats/shared/json-members';
 import type { UpstreamResponse } from '../../providers/http/transport';
 import { UpstreamFault } from '../../providers/http/upstream-errors';
 import type { Reply } from '../types';
@@ -40,12 +41,16 @@ export interface RelayTarget {
   stored: { sink: ResponseSink; id: string } | null;
 }
 
-/** A non-streamed native reply: checked to be a response object, metadata echoed, stored when asked. */
+/**
+ * A non-streamed native reply: checked to be a response object, metadata echoed, stored when asked.
+ * Unstored, the upstream's bytes go on with the echoed members spliced in (not parsed and re-serialised).
+ */
 export async function relayNativeJson(response: UpstreamResponse, meter: RequestMeter, target: RelayTarget): Promise<Reply> {
   const { echo, stored } = target;
   let reply: unknown;
+  let bytes: Buffer;
   try {
-    reply = await response.json();
+    ({ value: reply, bytes } = await response.jsonWithBytes());
   } catch (err) {
     meter.fail(err);
     throw err;
@@ -57,15 +62,31 @@ export async function relayNativeJson(response: UpstreamResponse, meter: Request
     meter.fail(err);
     throw err;
   }
-  Object.assign(reply, echo);
   meterUsage(meter, reply);
   meter.finish('ok');
+  if (!stored) {
+    const texts = echoedTexts(echo);
+    const echoed = texts && withMembers(bytes, texts);
+    if (echoed) return { status: 200, headers: { 'content-length': String(echoed.length) }, raw: { contentType: 'application/json', data: echoed } };
+  }
+  Object.assign(reply, echo);
   if (stored) {
     reply['id'] = stored.id;
     await stored.sink.begin({ ...reply, status: 'in_progress' });
     await stored.sink.end(reply);
   }
   return { status: 200, body: reply };
+}
+
+/** The echoed fields as JSON texts; null when one is undefined (it removes a member: the object path does that). */
+function echoedTexts(echo: Json): Map<string, string> | null {
+  const texts = new Map<string, string>();
+  for (const key in echo) {
+    const value = echo[key];
+    if (value === undefined) return null;
+    texts.set(key, JSON.stringify(value));
+  }
+  return texts;
 }
 
 /** What the relay knows of the response so far, to write a failure snapshot. */

@@ -29,6 +29,8 @@ export interface UpstreamResponse {
   body: UpstreamBody;
   text(): Promise<string>;
   json(): Promise<unknown>;
+  /** The reply parsed, with the bytes it was parsed from (for a relay that sends them on). */
+  jsonWithBytes(): Promise<{ value: unknown; bytes: Buffer }>;
   /** How many attempts the call took (1 = no retry). */
   readonly attempts: number;
 }
@@ -319,28 +321,30 @@ export class UpstreamTransport {
   private wrap(response: ReplyHead, attempts: number): UpstreamResponse {
     const iterable = response.body;
     const providerName = this.providerName;
-    const text = async (): Promise<string> => {
+    const bytes = async (): Promise<Buffer> => {
       const parts: Buffer[] = [];
       for await (const chunk of iterable) parts.push(chunk);
-      return Buffer.concat(parts).toString('utf8');
+      return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+    };
+    const jsonWithBytes = async (): Promise<{ value: unknown; bytes: Buffer }> => {
+      const raw = await bytes();
+      try {
+        return { value: JSON.parse(raw.toString('utf8')) as unknown, bytes: raw };
+      } catch {
+        // The SyntaxError quotes the text it choked on: not a thing to log.
+        throw new GatewayError('upstream_error', `Upstream provider ${providerName} sent a reply that is not JSON.`, {
+          cause: new UpstreamFault(`Upstream provider ${providerName} sent ${raw.length} bytes that do not parse as JSON.`),
+        });
+      }
     };
     return {
       status: response.status,
       headers: response.headers,
       body: iterable,
       attempts,
-      text,
-      async json() {
-        const raw = await text();
-        try {
-          return JSON.parse(raw) as unknown;
-        } catch {
-          // The SyntaxError quotes the text it choked on: not a thing to log.
-          throw new GatewayError('upstream_error', `Upstream provider ${providerName} sent a reply that is not JSON.`, {
-            cause: new UpstreamFault(`Upstream provider ${providerName} sent ${raw.length} characters that do not parse as JSON.`),
-          });
-        }
-      },
+      text: async () => (await bytes()).toString('utf8'),
+      json: async () => (await jsonWithBytes()).value,
+      jsonWithBytes,
     };
   }
 

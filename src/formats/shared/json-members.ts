@@ -1,0 +1,222 @@
+// Edits of a JSON object's top-level members in its bytes, for bodies that pass through: removing the
+// fields that are ours from a request, setting the echoed fields of a reply. Re-serialising the parsed
+// object costs as much as parsing it again; these splices copy the other members' bytes as they came.
+// They are only given bytes that JSON.parse accepted (a body already parsed): on anything else they
+// return null, and the caller serialises its parsed object instead.
+
+/** One top-level member's byte offsets: its key's opening quote, the key's end, its value's start and end. */
+interface Member {
+  start: number;
+  keyEnd: number;
+  valueStart: number;
+  end: number;
+}
+
+/** An object's members and the offset of its closing brace. */
+interface Members {
+  list: Member[];
+  close: number;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+
+function isSpace(byte: number | undefined): boolean {
+  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+}
+
+function skipSpace(bytes: Buffer, at: number): number {
+  while (isSpace(bytes[at])) at += 1;
+  return at;
+}
+
+/** The index after the string whose opening quote is at `at` (-1 if unterminated). */
+function stringEnd(bytes: Buffer, at: number): number {
+  let from = at + 1;
+  for (;;) {
+    const quote = bytes.indexOf(QUOTE, from);
+    if (quote < 0) return -1;
+    // A quote preceded by an odd number of backslashes is escaped.
+    let slashes = 0;
+    while (bytes[quote - 1 - slashes] === BACKSLASH) slashes += 1;
+    if (slashes % 2 === 0) return quote + 1;
+    from = quote + 1;
+  }
+}
+
+/** The index after the value starting at `at` (-1 if malformed). */
+function valueEnd(bytes: Buffer, at: number): number {
+  const first = bytes[at];
+  if (first === QUOTE) return stringEnd(bytes, at);
+  if (first === OPEN_BRACE || first === OPEN_BRACKET) {
+    let depth = 0;
+    for (let i = at; i < bytes.length; i += 1) {
+      const byte = bytes[i];
+      if (byte === QUOTE) {
+        const end = stringEnd(bytes, i);
+        if (end < 0) return -1;
+        i = end - 1;
+      } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+        depth += 1;
+      } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
+        depth -= 1;
+        if (depth === 0) return i + 1;
+      }
+    }
+    return -1;
+  }
+  // A number, true, false or null: up to the next delimiter.
+  let i = at;
+  while (i < bytes.length) {
+    const byte = bytes[i];
+    if (byte === COMMA || byte === CLOSE_BRACE || byte === CLOSE_BRACKET || isSpace(byte)) break;
+    i += 1;
+  }
+  return i > at ? i : -1;
+}
+
+/** The top-level members of the JSON object in `bytes`, in order; null when it is not one. */
+function topLevelMembers(bytes: Buffer): Members | null {
+  let at = skipSpace(bytes, 0);
+  if (bytes[at] !== OPEN_BRACE) return null;
+  at = skipSpace(bytes, at + 1);
+  const list: Member[] = [];
+  if (bytes[at] === CLOSE_BRACE) return skipSpace(bytes, at + 1) === bytes.length ? { list, close: at } : null;
+  for (;;) {
+    if (bytes[at] !== QUOTE) return null;
+    const start = at;
+    const keyEnd = stringEnd(bytes, at);
+    if (keyEnd < 0) return null;
+    at = skipSpace(bytes, keyEnd);
+    if (bytes[at] !== COLON) return null;
+    const valueStart = skipSpace(bytes, at + 1);
+    const end = valueEnd(bytes, valueStart);
+    if (end < 0) return null;
+    list.push({ start, keyEnd, valueStart, end });
+    at = skipSpace(bytes, end);
+    if (bytes[at] === COMMA) {
+      at = skipSpace(bytes, at + 1);
+      continue;
+    }
+    if (bytes[at] !== CLOSE_BRACE) return null;
+    return skipSpace(bytes, at + 1) === bytes.length ? { list, close: at } : null;
+  }
+}
+
+/** Names to look for, with their bytes (a key is compared as written; decoded only when it has an escape). */
+class Names {
+  private readonly encoded: { name: string; bytes: Buffer }[];
+  constructor(names: Iterable<string>) {
+    this.encoded = [...names].map((name) => ({ name, bytes: Buffer.from(name, 'utf8') }));
+  }
+
+  /** The name the member's key is, if it is one of them. */
+  of(bytes: Buffer, member: Member): string | undefined {
+    const from = member.start + 1;
+    const to = member.keyEnd - 1;
+    for (let i = from; i < to; i += 1) {
+      if (bytes[i] === BACKSLASH) {
+        const key = JSON.parse(bytes.toString('utf8', member.start, member.keyEnd)) as string;
+        return this.encoded.find((entry) => entry.name === key)?.name;
+      }
+    }
+    const length = to - from;
+    for (const entry of this.encoded) if (entry.bytes.length === length && bytes.compare(entry.bytes, 0, length, from, to) === 0) return entry.name;
+    return undefined;
+  }
+}
+
+const SEPARATOR = Buffer.from(',');
+
+/**
+ * The object rebuilt from runs of its own bytes: each member kept (undefined), dropped (null) or given
+ * a new value (its JSON text), then `appended` members. Consecutive kept members stay one slice.
+ */
+function rebuild(bytes: Buffer, members: Members, decide: (member: Member) => string | null | undefined, appendix: () => string[]): Buffer {
+  const { list, close } = members;
+  const parts: Buffer[] = [bytes.subarray(0, list[0]?.start ?? close)];
+  let changed = false;
+  let runStart = -1;
+  let runEnd = -1;
+  let emitted = false;
+  for (const member of list) {
+    const decision = decide(member);
+    if (decision === null) {
+      changed = true;
+      if (runStart >= 0 && runEnd > runStart) parts.push(bytes.subarray(runStart, runEnd));
+      runStart = -1;
+      continue;
+    }
+    if (runStart < 0) {
+      if (emitted) parts.push(SEPARATOR);
+      runStart = member.start;
+    }
+    emitted = true;
+    if (decision === undefined) {
+      runEnd = member.end;
+      continue;
+    }
+    changed = true;
+    parts.push(bytes.subarray(runStart, member.valueStart), Buffer.from(decision));
+    // The next kept member continues from this value's end (the comma between them included).
+    runStart = member.end;
+    runEnd = member.end;
+  }
+  const appended = appendix();
+  if (!changed && appended.length === 0) return bytes;
+  if (runStart >= 0 && runEnd > runStart) parts.push(bytes.subarray(runStart, runEnd));
+  for (const member of appended) {
+    if (emitted) parts.push(SEPARATOR);
+    parts.push(Buffer.from(member));
+    emitted = true;
+  }
+  parts.push(bytes.subarray(list.at(-1)?.end ?? close));
+  return Buffer.concat(parts);
+}
+
+/**
+ * The object's bytes without the named top-level members: every copy of each (JSON.parse keeps a
+ * duplicated key's last copy; none of them may travel). Null when `bytes` is not a JSON object.
+ */
+export function withoutMembers(bytes: Buffer, names: Iterable<string>): Buffer | null {
+  const members = topLevelMembers(bytes);
+  if (members === null) return null;
+  const cut = new Names(names);
+  return rebuild(
+    bytes,
+    members,
+    (member) => (cut.of(bytes, member) === undefined ? undefined : null),
+    () => [],
+  );
+}
+
+/**
+ * The object's bytes with top-level members set to the given JSON texts, as `Object.assign` would set
+ * them: a member present keeps its first place (its other copies dropped), one absent is appended.
+ * Null when `bytes` is not a JSON object.
+ */
+export function withMembers(bytes: Buffer, values: ReadonlyMap<string, string>): Buffer | null {
+  const members = topLevelMembers(bytes);
+  if (members === null) return null;
+  const set = new Names(values.keys());
+  const placed = new Set<string>();
+  const decide = (member: Member): string | null | undefined => {
+    const name = set.of(bytes, member);
+    if (name === undefined) return undefined;
+    if (placed.has(name)) return null;
+    placed.add(name);
+    return values.get(name);
+  };
+  const absent = (): string[] => {
+    const appended: string[] = [];
+    for (const [key, value] of values) if (!placed.has(key)) appended.push(`${JSON.stringify(key)}:${value}`);
+    return appended;
+  };
+  return rebuild(bytes, members, decide, absent);
+}
