@@ -50,6 +50,7 @@ import { stringify } from 'yaml';
 import { makeCertificate } from './certificate';
 import { readStoredEventLog } from './event-log-check';
 import { resetPeakRss, rssOf } from './process-memory';
+import { busyPercent, readCoreTimes } from './core-busy';
 import { BENCH_KEY as KEY, gatewayConfigDocument, servingNodeFlags, type StoreKind, type Upstreams } from './gateway-config';
 import type { ConversationLoadOptions, ConversationLoadResult } from './conversation-load';
 import type { LoadOptions } from './loadgen';
@@ -1013,7 +1014,7 @@ async function soak(store: StoreKind, target: Target, pid: number, seconds: numb
   const windowSeconds = Math.min(30, seconds);
   const windows = Math.max(1, Math.round(seconds / windowSeconds));
   console.log(
-    `soak (${store} store): ${windowSeconds} s of warm-up, then ${windows} x ${windowSeconds} s at c=64 through the gateway; RSS of its process tree sampled every second`,
+    `soak (${store} store): ${windowSeconds} s of warm-up, then ${windows} x ${windowSeconds} s at c=64 through the gateway; RSS of its process tree sampled every second, each core's busy time per window (core 1: the gateway)`,
   );
   // RSS saws up and down with V8's major collections, so one sample per window says little: the
   // lowest sample of a window (the floor after a collection) is what grows if something leaks.
@@ -1033,11 +1034,19 @@ async function soak(store: StoreKind, target: Target, pid: number, seconds: numb
       high = Math.max(high, rss);
     }, 1000);
     if (store === 'postgres') await freshStatistics();
+    const coresBefore = await readCoreTimes();
     const r = await runLoad(target, 64, windowSeconds * 1000, '');
+    const coresAfter = await readCoreTimes();
     clearInterval(sampler);
     if (i >= 0) floors.push(low);
+    const cores =
+      coresBefore && coresAfter
+        ? `, cores busy ${busyPercent(coresBefore, coresAfter)
+            .map((busy) => `${fmt(busy, 0)}%`)
+            .join(' / ')}`
+        : '';
     console.log(
-      `  ${i < 0 ? 'warm-up' : `window ${i + 1}/${windows}`}: ${fmt(r.rps, 0)} req/s, p99 ${fmt(r.p99)} ms, errors ${r.errors}, RSS low ${fmt(low, 1)} MB, high ${fmt(high, 1)} MB`,
+      `  ${i < 0 ? 'warm-up' : `window ${i + 1}/${windows}`}: ${fmt(r.rps, 0)} req/s, p99 ${fmt(r.p99)} ms, errors ${r.errors}, RSS low ${fmt(low, 1)} MB, high ${fmt(high, 1)} MB${cores}`,
     );
   }
   const baseline = floors[0]!;
