@@ -4,11 +4,9 @@
 // unescaped token `"model"` followed by `:` can only be a key; the replacement happens only when exactly
 // one such key carries the caller's value, otherwise the caller re-serialises (returns null).
 
-const KEY = Buffer.from('"model"');
+import { isSpace } from '../formats/shared/json-members';
 
-function isSpace(byte: number | undefined): boolean {
-  return byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
-}
+const KEY = Buffer.from('"model"');
 
 export function replaceModelBytes(raw: Buffer, from: string, to: string): Buffer | null {
   const value = Buffer.from(JSON.stringify(from));

@@ -1,11 +1,11 @@
 // Builds the body that goes upstream on the pass-through path. The caller's original bytes go as they
 // are unless something must change: top-level fields were taken out (a plugin transform such as
-// stripFields, or the format's own fields: those members are cut from the bytes), a DLP policy applies
-// (re-serialised, only then), or the provider's model name differs (then only the model value is
-// replaced in the bytes). The caller's parsed body is never mutated (a shallow copy takes the
+// stripFields, or the format's own fields: those members are cut from the bytes, the model's value set
+// in the same pass), a DLP policy applies (re-serialised, only then), or the provider's model name
+// differs (then only the model value is replaced in the bytes). The caller's parsed body is never mutated (a shallow copy takes the
 // edits, and the DLP walks deep-copy what they edit).
 import type { RequestContext } from '../pipeline/context';
-import { withoutMembers } from '../formats/shared/json-members';
+import { editMembers } from '../formats/shared/json-members';
 import { replaceModelBytes } from './replace-model-bytes';
 
 /**
@@ -61,8 +61,10 @@ export function passThroughBody(
     else if (removed && raw !== null) {
       // Fields only taken out (stripFields, the format's own fields): the other members' bytes go as sent.
       const names = removedMembers(body, copy);
-      const spliced = names && withoutMembers(raw, names);
-      if (spliced) return { bytes: withUpstreamModel(spliced, copy, clientModel, upstreamModel), inspected: copy };
+      // The upstream's model name, as the re-serialised body below would carry it.
+      const model = names && (clientModel !== upstreamModel || names.has('model')) ? new Map([['model', JSON.stringify(upstreamModel)]]) : undefined;
+      const spliced = names && editMembers(raw, { remove: names, set: model });
+      if (spliced) return { bytes: spliced, inspected: copy };
     }
     if (edit || removed) {
       const inspected = { ...copy };
@@ -71,12 +73,8 @@ export function passThroughBody(
     }
   }
   if (raw === null) return { bytes: JSON.stringify(clientModel === upstreamModel ? body : { ...body, model: upstreamModel }), inspected: body };
-  return { bytes: withUpstreamModel(raw, body, clientModel, upstreamModel), inspected: body };
-}
-
-function withUpstreamModel(bytes: Buffer, body: Record<string, unknown>, clientModel: string, upstreamModel: string): Buffer | string {
-  if (clientModel === upstreamModel) return bytes;
-  return replaceModelBytes(bytes, clientModel, upstreamModel) ?? JSON.stringify({ ...body, model: upstreamModel });
+  if (clientModel === upstreamModel) return { bytes: raw, inspected: body };
+  return { bytes: replaceModelBytes(raw, clientModel, upstreamModel) ?? JSON.stringify({ ...body, model: upstreamModel }), inspected: body };
 }
 
 /** The keys `copy` lacks when it is `body` with members deleted and nothing else changed; else null. */

@@ -2,7 +2,7 @@
 // to what deleting or assigning the members on the parsed object gives, every other member's bytes are
 // kept as written, and bytes that are not one JSON object give null (the caller serialises instead).
 import assert from 'node:assert/strict';
-import { withMembers, withoutMembers } from '../../src/formats/shared/json-members';
+import { editMembers, withMembers, withoutMembers } from '../../src/formats/shared/json-members';
 
 const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
 const text = (buffer: Buffer | null): string => {
@@ -107,6 +107,12 @@ describe('JSON member splices', () => {
     it('null for bytes that are not one JSON object', () => {
       assert.equal(withMembers(bytes('[{"metadata":1}]'), new Map([['metadata', '{}']])), null);
     });
+  });
+
+  it('cuts and sets in one pass; a member both cut and set is cut everywhere and appended', () => {
+    const input = bytes('{"metadata":{},"model":"alias", "input":"hi","metadata":{"b":1}}');
+    assert.equal(text(editMembers(input, { remove: ['metadata'], set: new Map([['model', '"real"']]) })), '{"model":"real", "input":"hi"}');
+    assert.equal(text(editMembers(input, { remove: ['model', 'metadata'], set: new Map([['model', '"real"']]) })), '{"input":"hi","model":"real"}');
   });
 
   it('agrees with JSON.parse on generated objects (strings with quotes, backslashes and braces, nesting)', () => {

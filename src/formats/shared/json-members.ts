@@ -27,7 +27,8 @@ const CLOSE_BRACKET = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
 
-function isSpace(byte: number | undefined): boolean {
+/** JSON's whitespace: space, line feed, carriage return, tab. */
+export function isSpace(byte: number | undefined): boolean {
   return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 }
 
@@ -134,11 +135,28 @@ class Names {
 
 const SEPARATOR = Buffer.from(',');
 
+/** What editMembers does: members to cut (every copy), and members to set to JSON texts. */
+export interface MemberEdit {
+  remove?: Iterable<string> | undefined;
+  set?: ReadonlyMap<string, string> | undefined;
+}
+
+const NO_VALUES: ReadonlyMap<string, string> = new Map();
+
 /**
- * The object rebuilt from runs of its own bytes: each member kept (undefined), dropped (null) or given
- * a new value (its JSON text), then `appended` members. Consecutive kept members stay one slice.
+ * The object rebuilt from runs of its own bytes (consecutive kept members stay one slice): every copy
+ * of a `remove`d member cut (JSON.parse keeps a duplicated key's last copy; none of them may travel),
+ * each `set` member given its JSON text as `Object.assign` would set it (a member present keeps its
+ * first place, its other copies dropped; one absent is appended). The same bytes when nothing changes;
+ * null when `bytes` is not a JSON object.
  */
-function rebuild(bytes: Buffer, members: Members, decide: (member: Member) => string | null | undefined, appendix: () => string[]): Buffer {
+export function editMembers(bytes: Buffer, edit: MemberEdit): Buffer | null {
+  const members = topLevelMembers(bytes);
+  if (members === null) return null;
+  const removed = new Set(edit.remove ?? []);
+  const values = edit.set ?? NO_VALUES;
+  const names = new Names([...removed, ...values.keys()]);
+  const placed = new Set<string>();
   const { list, close } = members;
   const parts: Buffer[] = [bytes.subarray(0, list[0]?.start ?? close)];
   let changed = false;
@@ -146,8 +164,8 @@ function rebuild(bytes: Buffer, members: Members, decide: (member: Member) => st
   let runEnd = -1;
   let emitted = false;
   for (const member of list) {
-    const decision = decide(member);
-    if (decision === null) {
+    const name = names.of(bytes, member);
+    if (name !== undefined && (removed.has(name) || placed.has(name))) {
       changed = true;
       if (runStart >= 0 && runEnd > runStart) parts.push(bytes.subarray(runStart, runEnd));
       runStart = -1;
@@ -158,65 +176,36 @@ function rebuild(bytes: Buffer, members: Members, decide: (member: Member) => st
       runStart = member.start;
     }
     emitted = true;
-    if (decision === undefined) {
+    if (name === undefined) {
       runEnd = member.end;
       continue;
     }
     changed = true;
-    parts.push(bytes.subarray(runStart, member.valueStart), Buffer.from(decision));
+    placed.add(name);
+    parts.push(bytes.subarray(runStart, member.valueStart), Buffer.from(values.get(name)!));
     // The next kept member continues from this value's end (the comma between them included).
     runStart = member.end;
     runEnd = member.end;
   }
-  const appended = appendix();
-  if (!changed && appended.length === 0) return bytes;
   if (runStart >= 0 && runEnd > runStart) parts.push(bytes.subarray(runStart, runEnd));
-  for (const member of appended) {
+  for (const [key, value] of values) {
+    if (placed.has(key)) continue;
     if (emitted) parts.push(SEPARATOR);
-    parts.push(Buffer.from(member));
+    parts.push(Buffer.from(`${JSON.stringify(key)}:${value}`));
     emitted = true;
+    changed = true;
   }
+  if (!changed) return bytes;
   parts.push(bytes.subarray(list.at(-1)?.end ?? close));
   return Buffer.concat(parts);
 }
 
-/**
- * The object's bytes without the named top-level members: every copy of each (JSON.parse keeps a
- * duplicated key's last copy; none of them may travel). Null when `bytes` is not a JSON object.
- */
+/** The object's bytes without the named top-level members (editMembers' `remove`). */
 export function withoutMembers(bytes: Buffer, names: Iterable<string>): Buffer | null {
-  const members = topLevelMembers(bytes);
-  if (members === null) return null;
-  const cut = new Names(names);
-  return rebuild(
-    bytes,
-    members,
-    (member) => (cut.of(bytes, member) === undefined ? undefined : null),
-    () => [],
-  );
+  return editMembers(bytes, { remove: names });
 }
 
-/**
- * The object's bytes with top-level members set to the given JSON texts, as `Object.assign` would set
- * them: a member present keeps its first place (its other copies dropped), one absent is appended.
- * Null when `bytes` is not a JSON object.
- */
+/** The object's bytes with top-level members set to the given JSON texts (editMembers' `set`). */
 export function withMembers(bytes: Buffer, values: ReadonlyMap<string, string>): Buffer | null {
-  const members = topLevelMembers(bytes);
-  if (members === null) return null;
-  const set = new Names(values.keys());
-  const placed = new Set<string>();
-  const decide = (member: Member): string | null | undefined => {
-    const name = set.of(bytes, member);
-    if (name === undefined) return undefined;
-    if (placed.has(name)) return null;
-    placed.add(name);
-    return values.get(name);
-  };
-  const absent = (): string[] => {
-    const appended: string[] = [];
-    for (const [key, value] of values) if (!placed.has(key)) appended.push(`${JSON.stringify(key)}:${value}`);
-    return appended;
-  };
-  return rebuild(bytes, members, decide, absent);
+  return editMembers(bytes, { set: values });
 }
