@@ -250,10 +250,17 @@ function compactionSettings(input: CheckInput): ConfigProblem[] {
   return problems;
 }
 
+/**
+ * The names of UTC (IANA's, as Intl knows them; any case): the default zone is accepted without asking
+ * Intl, whose first time-zone formatter maps ~4.5 MB of ICU data and code into the process for its life
+ * (gateway RSS at idle 84 -> 78 MB when skipped).
+ */
+const UTC_NAMES = new Set(['utc', 'etc/utc', 'etc/uct', 'uct', 'gmt', 'etc/gmt', 'etc/universal', 'universal', 'etc/zulu', 'zulu']);
+
 /** responses.timezone must be a time zone this runtime knows (an IANA name such as Europe/Berlin). */
 function responsesTimezone({ doc }: CheckInput): ConfigProblem[] {
   const zone = text(node(doc['responses'])['timezone']);
-  if (zone === undefined) return [];
+  if (zone === undefined || UTC_NAMES.has(zone.toLowerCase())) return [];
   try {
     new Intl.DateTimeFormat('en', { timeZone: zone });
     return [];

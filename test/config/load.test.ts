@@ -192,6 +192,30 @@ describe('configuration', () => {
       assert.deepEqual(good.responses.serviceContext.include, ['organization', 'user', 'groups'], 'the default');
     });
 
+    it('accepts UTC under its IANA names without building an Intl time-zone formatter (its ICU data stays unmapped)', () => {
+      const original = Intl.DateTimeFormat;
+      let built = 0;
+      Intl.DateTimeFormat = new Proxy(original, {
+        construct(target, args) {
+          built++;
+          return Reflect.construct(target, args) as object;
+        },
+      });
+      try {
+        for (const zone of ['UTC', 'Etc/UTC', 'utc', 'GMT', 'Etc/Zulu']) {
+          const config = parseConfig(stringify(mergeConfig(baseConfigDocument(), { responses: { timezone: zone } })), {}, 'test');
+          assert.equal(config.responses.timezone, zone);
+          assert.equal(new original('en', { timeZone: zone }).resolvedOptions().timeZone, 'UTC', `${zone} is UTC to Intl too`);
+        }
+        assert.equal(parseConfig(stringify(baseConfigDocument()), {}, 'test').responses.timezone, 'UTC', 'the default');
+        assert.equal(built, 0);
+        parseConfig(stringify(mergeConfig(baseConfigDocument(), { responses: { timezone: 'Europe/Berlin' } })), {}, 'test');
+        assert.equal(built, 1, 'any other zone is checked by Intl');
+      } finally {
+        Intl.DateTimeFormat = original;
+      }
+    });
+
     it('checks responses.compaction: a known model, a target below the threshold; defaults 0.8 and 0.5', () => {
       const bad = problemsOf(mergeConfig(baseConfigDocument(), { responses: { compaction: { model: 'gpt-nowhere', threshold: 0.6, target: 0.7 } } }));
       assert.ok(

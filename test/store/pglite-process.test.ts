@@ -172,6 +172,57 @@ describe('embedded store: PGlite in a process of its own', function () {
     });
   });
 
+  it("a bulk load's day totals: each call on its UTC day whatever the offset of its time; groups apart by every value, null or not", async () => {
+    await withDatabase(async (db) => {
+      const store = createSqlStore(db);
+      await store.migrate();
+      const call = (n: number, at: string, fields: Record<string, unknown>): Record<string, unknown> => ({
+        id: `0192d000-0000-7000-8000-${n.toString(16).padStart(12, '0')}`,
+        at,
+        orgId: 'acme',
+        userId: 'u1',
+        keyId: 'k1',
+        method: 'POST',
+        route: '/v1/chat/completions',
+        operationId: 'createChatCompletion',
+        status: 200,
+        latencyMs: 1,
+        requestId: `req_${n}`,
+        model: 'm',
+        promptTokens: 1,
+        completionTokens: 1,
+        ...fields,
+      });
+      const calls = [
+        call(1, '2026-01-01T23:30:00.000Z', {}),
+        // 23:30 at UTC-05:00 is 04:30 UTC the next day; 00:30 at UTC+02:00 is 22:30 UTC the day before.
+        call(2, '2026-01-01T23:30:00-05:00', {}),
+        call(3, '2026-01-02T00:30:00+02:00', { promptTokens: 5 }),
+        // Values that a key joined by a separator could confuse: a null key id, an empty one, a user id
+        // that holds the next value, an organization's id that continues into the model's.
+        call(4, '2026-01-01T10:00:00.000Z', { keyId: null }),
+        call(5, '2026-01-01T10:00:00.000Z', { keyId: '' }),
+        call(6, '2026-01-01T10:00:00.000Z', { userId: 'u1-k1', keyId: null }),
+        call(7, '2026-01-01T10:00:00.000Z', { orgId: 'acme1', model: '' }),
+        call(8, '2026-01-01T10:00:00.000Z', { orgId: 'acme', model: '1' }),
+      ];
+      await store.audit.insertJson({ audit: Buffer.from(JSON.stringify(calls)), usage: Buffer.from('[]') });
+      const totals = await db.query<Record<string, unknown>>(
+        `SELECT org_id, to_char(day, 'YYYY-MM-DD') AS day, model, user_id, key_id, requests::int AS requests, prompt_tokens::int AS prompt FROM usage_day_totals
+          ORDER BY org_id, day, model, user_id, key_id NULLS FIRST`,
+      );
+      assert.deepEqual(totals, [
+        { org_id: 'acme', day: '2026-01-01', model: '1', user_id: 'u1', key_id: 'k1', requests: 1, prompt: 1 },
+        { org_id: 'acme', day: '2026-01-01', model: 'm', user_id: 'u1', key_id: null, requests: 1, prompt: 1 },
+        { org_id: 'acme', day: '2026-01-01', model: 'm', user_id: 'u1', key_id: '', requests: 1, prompt: 1 },
+        { org_id: 'acme', day: '2026-01-01', model: 'm', user_id: 'u1', key_id: 'k1', requests: 2, prompt: 6 },
+        { org_id: 'acme', day: '2026-01-01', model: 'm', user_id: 'u1-k1', key_id: null, requests: 1, prompt: 1 },
+        { org_id: 'acme', day: '2026-01-02', model: 'm', user_id: 'u1', key_id: 'k1', requests: 1, prompt: 1 },
+        { org_id: 'acme1', day: '2026-01-01', model: '', user_id: 'u1', key_id: 'k1', requests: 1, prompt: 1 },
+      ]);
+    });
+  });
+
   it('its memory stays bounded: peak RSS under 170 MB through 60 batches of 2,000 audit calls', async function () {
     // The embedded configuration's two processes share a 250 MB budget (gateway ~110 MB at peak). With
     // V8's defaults this process was ~220 MB before its first statement (pglite-process.ts says where

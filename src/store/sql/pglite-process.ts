@@ -69,11 +69,18 @@ const copyText = (rows, columns) => {
 };
 // The usage day totals of a bulk load: its calls (an organization and token counts) summed per
 // organization, UTC day, model, user and key here, so the statement that adds them parses a few groups.
+// A record's time is the gateway's UTC ISO text: its first ten characters are the day, without a Date
+// (parsing and formatting one per row was ~3% of this process's time under load).
+const UTC_ISO = /^\\d{4}-\\d{2}-\\d{2}T[^+]*Z$/;
+const dayOf = (at) => (typeof at === 'string' && UTC_ISO.test(at) ? at.slice(0, 10) : new Date(at).toISOString().slice(0, 10));
+// A group's key: the five values, each null ('-') or its length and text, so no two groups share one
+// (JSON.stringify of an array cost more).
+const part = (value) => (value == null ? '-' : value.length + ':' + value);
 const addCalls = (groups, rows) => {
   for (const row of rows) {
     if (row.orgId == null || row.promptTokens == null) continue;
-    const day = new Date(row.at).toISOString().slice(0, 10);
-    const key = JSON.stringify([row.orgId, day, row.model ?? null, row.userId ?? null, row.keyId ?? null]);
+    const day = dayOf(row.at);
+    const key = day + part(row.orgId) + part(row.model) + part(row.userId) + part(row.keyId);
     let group = groups.get(key);
     if (!group) {
       group = { orgId: row.orgId, day, model: row.model ?? null, userId: row.userId ?? null, keyId: row.keyId ?? null,
