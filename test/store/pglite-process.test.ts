@@ -81,7 +81,18 @@ describe('embedded store: PGlite in a process of its own', function () {
     await withDatabase(async (db) => {
       await db.query('CREATE TABLE a (id text PRIMARY KEY, note text, n float8, doc jsonb NOT NULL, at timestamptz)');
       await db.query('CREATE TABLE b (id text, k int)');
-      const notes = ['tab\there', 'line\nbreak\r\n', 'back\\slash \\N \\t', '\\N', 'é ✓ 😀', '', null];
+      // Non-ASCII at the start and after ASCII, and one note larger than the COPY buffer's first size.
+      const notes = [
+        'tab\there',
+        'line\nbreak\r\n',
+        'back\\slash \\N \\t',
+        '\\N',
+        'é ✓ 😀',
+        'plain, then é ✓ 😀 and\ta tab',
+        `${'x'.repeat(300_000)}é\t`,
+        '',
+        null,
+      ];
       const rows = notes.map((note, i) => ({ id: `r${i}`, note, n: i + 0.5, ...(i % 2 ? { doc: { k: [i, 'x\ty'] } } : {}), at: '2026-01-02T03:04:05.000Z' }));
       const columns = [
         { column: 'id', key: 'id', type: 'text' },

@@ -59,13 +59,40 @@ const field = (value, column) => {
   // Most values have nothing to escape: a test is cheaper than a replace with a callback.
   return SPECIAL.test(value) ? value.replace(SPECIALS, escape) : value;
 };
-const copyText = (rows, columns) => {
-  let text = '';
+// The COPY text is written as UTF-8 straight into a buffer, reused from batch to batch (the Blob takes
+// a copy). Built as a string, one concatenation per field, it was a third of this process's garbage
+// (~9 MB/s at ~7,000 calls/s), and the Blob encoded it once more.
+const TAB = 9;
+const NEWLINE = 10;
+const COPY_BUFFER_KEPT = 4 * 1024 * 1024;
+let copyBuffer = Buffer.allocUnsafeSlow(256 * 1024);
+const copyBytes = (rows, columns) => {
+  let out = copyBuffer;
+  let pos = 0;
+  const last = columns.length - 1;
   for (const row of rows) {
-    for (let i = 0; i < columns.length; i++) text += (i === 0 ? '' : '\\t') + field(row[columns[i].key], columns[i]);
-    text += '\\n';
+    for (let i = 0; i <= last; i++) {
+      const text = field(row[columns[i].key], columns[i]);
+      const n = text.length;
+      // Room for the text at three bytes per UTF-16 unit, and its tab or newline.
+      if (pos + n * 3 + 1 > out.length) {
+        const grown = Buffer.allocUnsafeSlow(Math.max(out.length * 2, pos + n * 3 + 1));
+        out.copy(grown, 0, 0, pos);
+        out = grown;
+      }
+      for (let c = 0; c < n; c++) {
+        const code = text.charCodeAt(c);
+        if (code > 0x7f) {
+          pos += out.write(c === 0 ? text : text.slice(c), pos, 'utf8');
+          break;
+        }
+        out[pos++] = code;
+      }
+      out[pos++] = i === last ? NEWLINE : TAB;
+    }
   }
-  return text;
+  if (out.length <= COPY_BUFFER_KEPT) copyBuffer = out;
+  return out.subarray(0, pos);
 };
 // The usage day totals of a bulk load: its calls (an organization and token counts) summed per
 // organization, UTC day, model, user and key here, so the statement that adds them parses a few groups.
@@ -77,15 +104,24 @@ const dayOf = (at) => (typeof at === 'string' && UTC_ISO.test(at) ? at.slice(0, 
 // (JSON.stringify of an array cost more).
 const part = (value) => (value == null ? '-' : value.length + ':' + value);
 const addCalls = (groups, rows) => {
+  let last = null;
   for (const row of rows) {
     if (row.orgId == null || row.promptTokens == null) continue;
-    const day = dayOf(row.at);
-    const key = day + part(row.orgId) + part(row.model) + part(row.userId) + part(row.keyId);
-    let group = groups.get(key);
-    if (!group) {
-      group = { orgId: row.orgId, day, model: row.model ?? null, userId: row.userId ?? null, keyId: row.keyId ?? null,
-        requests: 0, promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, cost: 0 };
-      groups.set(key, group);
+    let group = last;
+    // A batch's calls mostly fall in one group: compared with the last call's before a key is built.
+    if (
+      group === null || row.orgId !== group.orgId || (row.model ?? null) !== group.model || (row.userId ?? null) !== group.userId ||
+      (row.keyId ?? null) !== group.keyId || typeof row.at !== 'string' || !row.at.startsWith(group.day) || !UTC_ISO.test(row.at)
+    ) {
+      const day = dayOf(row.at);
+      const key = day + part(row.orgId) + part(row.model) + part(row.userId) + part(row.keyId);
+      group = groups.get(key);
+      if (!group) {
+        group = { orgId: row.orgId, day, model: row.model ?? null, userId: row.userId ?? null, keyId: row.keyId ?? null,
+          requests: 0, promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, cost: 0 };
+        groups.set(key, group);
+      }
+      last = group;
     }
     group.requests += 1;
     group.promptTokens += row.promptTokens;
@@ -103,7 +139,7 @@ const copy = (loads, dayTotals) =>
       const rows = JSON.parse(decoder.decode(load.json));
       if (rows.length === 0) continue;
       const columns = load.columns.map((c) => c.column).join(', ');
-      await tx.query('COPY ' + load.table + ' (' + columns + ") FROM '/dev/blob'", [], { blob: new Blob([copyText(rows, load.columns)]) });
+      await tx.query('COPY ' + load.table + ' (' + columns + ") FROM '/dev/blob'", [], { blob: new Blob([copyBytes(rows, load.columns)]) });
       if (dayTotals && load.usage) addCalls(groups, rows);
     }
     if (groups.size > 0) await tx.query(dayTotals, [JSON.stringify([...groups.values()])]);
