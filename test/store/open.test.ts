@@ -84,9 +84,9 @@ describe('opening stores', function () {
       // A process of its own, as the gateway would be: its peak RSS is then the store's alone. Creating
       // the directory in-process peaks at ~800 MB (PGlite's initdb; a WebAssembly memory never shrinks).
       const script = `require('./src/store/sql/database.ts').openPglite(process.argv[1]).then(async (db) => {
-        const [row] = await db.query("SELECT current_setting('shared_buffers') AS sb");
+        const [row] = await db.query("SELECT current_setting('shared_buffers') AS sb, current_setting('wal_buffers') AS wb");
         await db.close();
-        process.stdout.write(JSON.stringify({ peakMb: process.resourceUsage().maxRSS / 1024, sharedBuffers: row.sb }));
+        process.stdout.write(JSON.stringify({ peakMb: process.resourceUsage().maxRSS / 1024, sharedBuffers: row.sb, walBuffers: row.wb }));
       })`;
       const output = await new Promise<string>((resolve, reject) => {
         const child = spawn(process.execPath, ['--require', 'tsx/cjs', '-e', script, dir], {
@@ -98,9 +98,10 @@ describe('opening stores', function () {
         child.once('error', reject);
         child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${String(code)}`))));
       });
-      const { peakMb, sharedBuffers } = JSON.parse(output) as { peakMb: number; sharedBuffers: string };
+      const { peakMb, sharedBuffers, walBuffers } = JSON.parse(output) as { peakMb: number; sharedBuffers: string; walBuffers: string };
       assert.ok(peakMb < 450, `peak RSS of the opening process: ${peakMb.toFixed(0)} MB`);
       assert.equal(sharedBuffers, '4MB'); // PGLITE_SHARED_BUFFERS: the embedded database's memory budget
+      assert.equal(walBuffers, '1MB'); // PGLITE_WAL_BUFFERS: WAL written in runs, not a page at a time
       // The directory is complete: a second open finds it and does not initialise it again.
       const store = await createStore({ driver: 'embedded', path: dir, retentionDays: 30 }, { logger });
       await store.close();
