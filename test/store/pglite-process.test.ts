@@ -28,6 +28,26 @@ async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: numbe
   }
 }
 
+/** An audit record of a chat call carrying its own usage, as the gateway writes one; `fields` override. */
+const auditCall = (n: number, at: string, fields: Record<string, unknown> = {}): Record<string, unknown> => ({
+  id: `0192d000-0000-7000-8000-${n.toString(16).padStart(12, '0')}`,
+  at,
+  orgId: 'acme',
+  userId: 'u1',
+  keyId: 'k1',
+  method: 'POST',
+  route: '/v1/chat/completions',
+  operationId: 'createChatCompletion',
+  resourceIds: {},
+  status: 200,
+  latencyMs: 3.5,
+  requestId: `req_${n}`,
+  model: 'gpt-4o-mini',
+  promptTokens: 12,
+  completionTokens: 10,
+  ...fields,
+});
+
 describe('embedded store: PGlite in a process of its own', function () {
   this.timeout(60_000);
   let dir: string;
@@ -187,23 +207,9 @@ describe('embedded store: PGlite in a process of its own', function () {
     await withDatabase(async (db) => {
       const store = createSqlStore(db);
       await store.migrate();
-      const call = (n: number, at: string, fields: Record<string, unknown>): Record<string, unknown> => ({
-        id: `0192d000-0000-7000-8000-${n.toString(16).padStart(12, '0')}`,
-        at,
-        orgId: 'acme',
-        userId: 'u1',
-        keyId: 'k1',
-        method: 'POST',
-        route: '/v1/chat/completions',
-        operationId: 'createChatCompletion',
-        status: 200,
-        latencyMs: 1,
-        requestId: `req_${n}`,
-        model: 'm',
-        promptTokens: 1,
-        completionTokens: 1,
-        ...fields,
-      });
+      // Each call one request and one prompt token, so the totals count them.
+      const call = (n: number, at: string, fields: Record<string, unknown>): Record<string, unknown> =>
+        auditCall(n, at, { model: 'm', promptTokens: 1, completionTokens: 1, ...fields });
       const calls = [
         call(1, '2026-01-01T23:30:00.000Z', {}),
         // 23:30 at UTC-05:00 is 04:30 UTC the next day; 00:30 at UTC+02:00 is 22:30 UTC the day before.
@@ -246,25 +252,7 @@ describe('embedded store: PGlite in a process of its own', function () {
       for (let batch = 0; batch < 60; batch++) {
         const audit: string[] = [];
         for (let i = 0; i < 2000; i++, n++) {
-          audit.push(
-            JSON.stringify({
-              id: `0192d000-0000-7000-8000-${n.toString(16).padStart(12, '0')}`,
-              at: new Date(1_700_000_000_000 + n).toISOString(),
-              orgId: 'acme',
-              userId: 'u1',
-              keyId: 'k1',
-              method: 'POST',
-              route: '/v1/chat/completions',
-              operationId: 'createChatCompletion',
-              resourceIds: {},
-              status: 200,
-              latencyMs: 3.5,
-              requestId: `req_${n}`,
-              model: 'gpt-4o-mini',
-              promptTokens: 12,
-              completionTokens: 10,
-            }),
-          );
+          audit.push(JSON.stringify(auditCall(n, new Date(1_700_000_000_000 + n).toISOString())));
         }
         await store.audit.insertJson({ audit: Buffer.from(`[${audit.join(',')}]`), usage: Buffer.from('[]') });
       }
