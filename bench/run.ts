@@ -23,8 +23,8 @@
 //   npm run bench -- --soak 600        c = 64 non-streaming through the gateway for 600 s (after 30 s of
 //                                      warm-up), RSS sampled
 //   npm run bench -- --soak 30 --soak-request responses-stored-stream
-//                                      the soak's request: chat (default), responses (also --api responses),
-//                                      responses-stream, responses-stored-stream
+//                                      the soak's request: chat (default), chat-stream, responses (also
+//                                      --api responses), responses-stream, responses-stored-stream
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npm run bench -- ...
 //                                      extra node flags for the gateway process only (profiling)
 //   npm run bench -- --upstream plain  plain HTTP upstreams only (or tls); default: both
@@ -985,11 +985,12 @@ function reported(name: string, ok: boolean, figure: string): string {
 
 /**
  * What the soak sends: the non-streamed chat request; with `--api responses` the non-streamed Responses
- * request, or with `--soak-request` one of `responses-stream` / `responses-stored-stream` (streamed,
- * `store: false` / `store: true`: a profile of the stored stream's own work).
+ * request, or with `--soak-request` one of `chat-stream` (the stream c64 point's request),
+ * `responses-stream` / `responses-stored-stream` (streamed, `store: false` / `store: true`: a profile of
+ * the stored stream's own work).
  */
 function soakTarget(port: number, apis: readonly string[]): Target {
-  const kinds = ['chat', 'responses', 'responses-stream', 'responses-stored-stream'];
+  const kinds = ['chat', 'chat-stream', 'responses', 'responses-stream', 'responses-stored-stream'];
   const wanted = process.argv.includes('--soak-request')
     ? String(process.argv[process.argv.indexOf('--soak-request') + 1])
     : apis.includes('responses') && !apis.includes('chat')
@@ -997,7 +998,8 @@ function soakTarget(port: number, apis: readonly string[]): Target {
       : 'chat';
   if (!kinds.includes(wanted)) throw new Error(`--soak-request: one of ${kinds.join(', ')}`);
   const base = `http://127.0.0.1:${port}`;
-  if (wanted === 'chat') return { url: `${base}/v1/chat/completions`, key: KEY, body: chatRequest('bench-model', false) };
+  if (wanted === 'chat' || wanted === 'chat-stream')
+    return { url: `${base}/v1/chat/completions`, key: KEY, body: chatRequest('bench-model', wanted === 'chat-stream') };
   if (wanted === 'responses') {
     return { url: `${base}/v1/responses`, key: KEY, body: responsesRequest('bench-model', { stream: false, store: false }), expectText: RESPONSES_DONE.json };
   }
