@@ -2,8 +2,8 @@
 // are unless something must change: top-level fields were taken out (a plugin transform such as
 // stripFields, or the format's own fields: those members are cut from the bytes, the model's value set
 // in the same pass), a DLP policy applies (re-serialised, only then), or the provider's model name
-// differs (then only the model value is replaced in the bytes). The caller's parsed body is never mutated (a shallow copy takes the
-// edits, and the DLP walks deep-copy what they edit).
+// differs (then only the model value is replaced in the bytes). The caller's parsed body is never
+// mutated (a shallow copy takes the edits, and the DLP walks deep-copy what they edit).
 import type { RequestContext } from '../pipeline/context';
 import { editMembers } from '../formats/shared/json-members';
 import { replaceModelBytes } from './replace-model-bytes';

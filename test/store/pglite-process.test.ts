@@ -10,6 +10,8 @@ import path from 'node:path';
 import { openPglite } from '../../src/store/sql/database';
 import { JsonBytes } from '../../src/store/sql/params';
 import { createSqlStore } from '../../src/store/sql/sql-store';
+import type { AuditRecord } from '../../src/store/types';
+import { auditRecord } from './contract/fixtures';
 
 const alive = (pid: number): boolean => {
   try {
@@ -28,25 +30,19 @@ async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: numbe
   }
 }
 
-/** An audit record of a chat call carrying its own usage, as the gateway writes one; `fields` override. */
-const auditCall = (n: number, at: string, fields: Record<string, unknown> = {}): Record<string, unknown> => ({
-  id: `0192d000-0000-7000-8000-${n.toString(16).padStart(12, '0')}`,
-  at,
-  orgId: 'acme',
-  userId: 'u1',
-  keyId: 'k1',
-  method: 'POST',
-  route: '/v1/chat/completions',
-  operationId: 'createChatCompletion',
-  resourceIds: {},
-  status: 200,
-  latencyMs: 3.5,
-  requestId: `req_${n}`,
-  model: 'gpt-4o-mini',
-  promptTokens: 12,
-  completionTokens: 10,
-  ...fields,
-});
+/**
+ * The audit record of a chat call carrying its own usage, with a time-ordered id as the gateway mints
+ * one (appended at the right edge of the audit indexes); `fields` override.
+ */
+const auditCall = (n: number, at: string, fields: Partial<AuditRecord> = {}): AuditRecord =>
+  auditRecord('acme', 0, {
+    id: `0192d000-0000-7000-8000-${n.toString(16).padStart(12, '0')}`,
+    at,
+    model: 'gpt-4o-mini',
+    promptTokens: 12,
+    completionTokens: 10,
+    ...fields,
+  });
 
 describe('embedded store: PGlite in a process of its own', function () {
   this.timeout(60_000);
@@ -208,7 +204,7 @@ describe('embedded store: PGlite in a process of its own', function () {
       const store = createSqlStore(db);
       await store.migrate();
       // Each call one request and one prompt token, so the totals count them.
-      const call = (n: number, at: string, fields: Record<string, unknown>): Record<string, unknown> =>
+      const call = (n: number, at: string, fields: Partial<AuditRecord>): AuditRecord =>
         auditCall(n, at, { model: 'm', promptTokens: 1, completionTokens: 1, ...fields });
       const calls = [
         call(1, '2026-01-01T23:30:00.000Z', {}),

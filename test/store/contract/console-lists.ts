@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import type { Store } from '../../../src/store/port';
 import type { ApiKeyRecord, AuditQuery, AuditRecord, Principal, ResponseRecord, RunListQuery, RunRecord } from '../../../src/store/types';
-import { agentUpsert, at, principal, runRecord, T0, uid, type StoreHandle } from './fixtures';
+import { agentUpsert, at, auditRecord, principal, runRecord, T0, uid, type StoreHandle } from './fixtures';
 
 function key(orgId: string, userId: string, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   return {
@@ -42,24 +42,6 @@ async function walkRuns(store: Store, who: Principal, limit: number, filters: Pa
 
 function newestFirst(runs: readonly RunRecord[]): string[] {
   return [...runs].sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1)).map((r) => r.id);
-}
-
-function auditRecord(orgId: string, atMs: number, overrides: Partial<AuditRecord> = {}): AuditRecord {
-  return {
-    id: uid('aud'),
-    at: at(atMs),
-    orgId,
-    userId: 'u1',
-    keyId: 'k1',
-    method: 'POST',
-    route: '/v1/chat/completions',
-    operationId: 'createChatCompletion',
-    resourceIds: {},
-    status: 200,
-    latencyMs: 2,
-    requestId: uid('req'),
-    ...overrides,
-  };
 }
 
 async function walkAudit(store: Store, query: Omit<AuditQuery, 'after' | 'limit'>, limit: number): Promise<string[]> {

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Role } from '../../../src/config/types';
 import type { Store } from '../../../src/store/port';
-import type { AgentUpsert, Principal, RunRecord } from '../../../src/store/types';
+import type { AgentUpsert, AuditRecord, Principal, RunRecord } from '../../../src/store/types';
 
 /** The backend under test; the suite's before() hooks set it. */
 export interface StoreHandle {
@@ -43,6 +43,25 @@ export function at(ms: number): string {
 }
 
 export const T0 = Date.parse('2025-03-01T10:00:00.000Z');
+
+/** The audit record of a chat completion call at `atMs`; `overrides` set the rest. */
+export function auditRecord(orgId: string, atMs: number, overrides: Partial<AuditRecord> = {}): AuditRecord {
+  return {
+    id: uid('aud'),
+    at: at(atMs),
+    orgId,
+    userId: 'u1',
+    keyId: 'k1',
+    method: 'POST',
+    route: '/v1/chat/completions',
+    operationId: 'createChatCompletion',
+    resourceIds: {},
+    status: 200,
+    latencyMs: 2,
+    requestId: uid('req'),
+    ...overrides,
+  };
+}
 
 export function runRecord(overrides: Partial<RunRecord> & { agentId: string; orgId: string }): RunRecord {
   const createdAt = overrides.createdAt ?? at(T0);
