@@ -25,6 +25,9 @@
 //   npm run bench -- --soak 30 --soak-request responses-stored-stream
 //                                      the soak's request: chat (default), chat-stream, responses (also
 //                                      --api responses), responses-stream, responses-stored-stream
+//   npm run bench -- --soak 20 --soak-concurrency 1
+//                                      the soak's concurrency (default 64): c = 1 for profiling the added
+//                                      latency of one request at a time
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npm run bench -- ...
 //                                      extra node flags for the gateway process only (profiling)
 //   npm run bench -- --upstream plain  plain HTTP upstreams only (or tls); default: both
@@ -502,7 +505,8 @@ async function throughputMain(apis: readonly Api[]): Promise<void> {
     const model = (kind: UpstreamKind): string => (kind === 'tls' ? 'bench-model-tls' : 'bench-model');
 
     if (soakSeconds > 0) {
-      for (const gateway of gateways) await soak(gateway.store, soakTarget(gateway.port, apis), gateway.pid, soakSeconds);
+      const concurrency = Math.round(flag('soak-concurrency', 64));
+      for (const gateway of gateways) await soak(gateway.store, soakTarget(gateway.port, apis), gateway.pid, soakSeconds, concurrency);
       return;
     }
 
@@ -1012,11 +1016,11 @@ function printTable(rows: string[][]): void {
   for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  '));
 }
 
-async function soak(store: StoreKind, target: Target, pid: number, seconds: number): Promise<void> {
+async function soak(store: StoreKind, target: Target, pid: number, seconds: number, concurrency: number): Promise<void> {
   const windowSeconds = Math.min(30, seconds);
   const windows = Math.max(1, Math.round(seconds / windowSeconds));
   console.log(
-    `soak (${store} store): ${windowSeconds} s of warm-up, then ${windows} x ${windowSeconds} s at c=64 through the gateway; RSS of its process tree sampled every second, each core's busy time per window (core 1: the gateway)`,
+    `soak (${store} store): ${windowSeconds} s of warm-up, then ${windows} x ${windowSeconds} s at c=${concurrency} through the gateway; RSS of its process tree sampled every second, each core's busy time per window (core 1: the gateway)`,
   );
   // RSS saws up and down with V8's major collections, so one sample per window says little: the
   // lowest sample of a window (the floor after a collection) is what grows if something leaks.
@@ -1037,7 +1041,7 @@ async function soak(store: StoreKind, target: Target, pid: number, seconds: numb
     }, 1000);
     if (store === 'postgres') await freshStatistics();
     const coresBefore = await readCoreTimes();
-    const r = await runLoad(target, 64, windowSeconds * 1000, '');
+    const r = await runLoad(target, concurrency, windowSeconds * 1000, '');
     const coresAfter = await readCoreTimes();
     clearInterval(sampler);
     if (i >= 0) floors.push(low);
