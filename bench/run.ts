@@ -505,7 +505,7 @@ async function throughputMain(apis: readonly Api[]): Promise<void> {
     const model = (kind: UpstreamKind): string => (kind === 'tls' ? 'bench-model-tls' : 'bench-model');
 
     if (soakSeconds > 0) {
-      const concurrency = Math.round(flag('soak-concurrency', 64));
+      const concurrency = Math.max(1, Math.round(flag('soak-concurrency', 64)));
       for (const gateway of gateways) await soak(gateway.store, soakTarget(gateway.port, apis), gateway.pid, soakSeconds, concurrency);
       return;
     }
