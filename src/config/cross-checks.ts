@@ -4,7 +4,7 @@
 // check reads defensively and leaves a value of the wrong type to the schema's report.
 //
 // Adding a check is adding one function to CONFIG_CHECKS.
-import { CronExpressionParser } from 'cron-parser';
+import { cronExpressions } from '../queue/cron';
 import { dlpPatternProblem } from './dlp-pattern';
 import { oneOf, type ConfigProblem } from './problems';
 import { egressProfileUrls, webSearchSettings } from './tool-checks';
@@ -173,7 +173,7 @@ const cronSchedules: ConfigCheck = ({ doc }) =>
       if (trigger['type'] !== 'schedule' || cron === undefined) return [];
       const timezone = text(trigger['timezone']);
       try {
-        CronExpressionParser.parse(cron, timezone ? { tz: timezone } : {});
+        cronExpressions().parse(cron, timezone ? { tz: timezone } : {});
         if (cron.trim().split(/\s+/).length < 5) throw new Error('expected 5 or 6 fields');
         return [];
       } catch (err) {

@@ -2,9 +2,9 @@
 // in memory only; that is enough because the run row is the source of truth: at start the runtime
 // re-enqueues every run left in progress (recovery), so a restart loses nothing.
 import { AsyncResource } from 'node:async_hooks';
-import { CronExpressionParser } from 'cron-parser';
 import type { Logger } from 'winston';
 import { errorFields } from '../log/logger';
+import { cronExpressions } from './cron';
 import type { EnqueueOptions, JobProcessor, QueueConsumer, QueueDepth, QueueJob, RunQueue, ScheduleEntry } from './port';
 
 /** setTimeout's ceiling (~24.8 days); longer waits re-arm. */
@@ -93,7 +93,8 @@ export class InlineQueue implements RunQueue {
     const id = `${entry.agentId}#${entry.triggerIndex}`;
     let next: Date;
     try {
-      next = CronExpressionParser.parse(entry.cron, { currentDate: after, ...(entry.timezone ? { tz: entry.timezone } : {}) })
+      next = cronExpressions()
+        .parse(entry.cron, { currentDate: after, ...(entry.timezone ? { tz: entry.timezone } : {}) })
         .next()
         .toDate();
     } catch (err) {
