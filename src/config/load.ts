@@ -67,11 +67,12 @@ function validatorOfConfig(): ValidateFunction {
   if (configValidator) return configValidator;
   // Compiled here rather than required: a required module stays in the module cache, and is the parent
   // of the ajv runtime modules it requires first (cached for good), either of which would keep it. Its
-  // own requires go through this module's require, so those runtime modules belong to this one.
+  // own requires (ajv's runtime modules, by package name) go through this module's require, so those
+  // modules belong to this one.
   const file = require.resolve('../generated/config-validator.js');
-  const module = { exports: {} as unknown };
-  compileFunction(readFileSync(file, 'utf8'), ['exports', 'require', 'module'], { filename: file })(module.exports, require, module);
-  configValidator = module.exports as ValidateFunction;
+  const compiled = { exports: {} as unknown };
+  compileFunction(readFileSync(file, 'utf8'), ['exports', 'require', 'module'], { filename: file })(compiled.exports, require, compiled);
+  configValidator = compiled.exports as ValidateFunction;
   return configValidator;
 }
 
