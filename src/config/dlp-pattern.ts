@@ -11,13 +11,10 @@
 // code, for the life of a process that loaded it, which a gateway without custom patterns never needs.
 import type { RE2JS } from 're2js';
 
-let re2: typeof RE2JS | null = null;
-
 /** The compiled pattern; throws (with RE2's reason) when RE2 cannot run it. */
 export function compileDlpPattern(pattern: string): RE2JS {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  re2 ??= (require('re2js') as typeof import('re2js')).RE2JS;
-  return re2.compile(pattern);
+  return (require('re2js') as typeof import('re2js')).RE2JS.compile(pattern);
 }
 
 /** Why `pattern` cannot be a custom DLP pattern, or null when it can. */

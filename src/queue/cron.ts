@@ -3,11 +3,8 @@
 // without schedule triggers never needs.
 import type { CronExpressionParser } from 'cron-parser';
 
-let parser: typeof CronExpressionParser | null = null;
-
-/** cron-parser's expression parser (loaded at the first call). */
+/** cron-parser's expression parser (loaded at the first call; Node's module cache keeps it after). */
 export function cronExpressions(): typeof CronExpressionParser {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  parser ??= (require('cron-parser') as typeof import('cron-parser')).CronExpressionParser;
-  return parser;
+  return (require('cron-parser') as typeof import('cron-parser')).CronExpressionParser;
 }
