@@ -125,10 +125,12 @@ const BATCH = 1000;
 const isEmptyArray = (json: Buffer): boolean => json.length <= 2;
 
 /**
- * The audit page: only the filters given, so the planner picks the index of the most selective one
- * (schema.ts, migration 13), read in the page's order. A status class is a literal (a validated
- * integer) matching the expression index `(status / 100)`; an error class or status also states
- * `status >= 400`, the partial index's predicate.
+ * The audit page, read in its order from the listing index (schema.ts, migration 19). Unfiltered, the
+ * index gives the rows in order. Filtered, the page's keys come first from the index alone (it carries
+ * user, key, operation, model and status: an index-only walk that skips other calls without reading
+ * the table), then its rows by those keys. A status class is a literal (a validated integer) matching
+ * the expression index `(status / 100)`; an error class or status also states `status >= 400`, the
+ * partial index's predicate, which error pages read instead.
  */
 function auditListSql(query: AuditQuery): { text: string; params: SqlParam[] } {
   const params: SqlParam[] = [query.orgId];
@@ -157,7 +159,13 @@ function auditListSql(query: AuditQuery): { text: string; params: SqlParam[] } {
   const desc = query.order === 'desc';
   if (query.after) where.push(`(at, id) ${desc ? '<' : '>'} (${add(query.after.at)}::timestamptz, ${add(query.after.id)}::text)`);
   const direction = desc ? 'DESC' : 'ASC';
-  const text = `SELECT * FROM audit_records WHERE ${where.join(' AND ')} ORDER BY at ${direction}, id ${direction} LIMIT ${add(query.limit)}`;
+  const order = `ORDER BY at ${direction}, id ${direction}`;
+  const page = `FROM audit_records WHERE ${where.join(' AND ')} ${order} LIMIT ${add(query.limit)}`;
+  const filtered = Boolean(query.userId || query.keyId || query.operationId || query.model || status);
+  if (!filtered) return { text: `SELECT * ${page}`, params };
+  const text = `SELECT a.* FROM (SELECT at, id ${page}) p
+    JOIN audit_records a ON a.org_id = $1 AND a.at = p.at AND a.id = p.id
+    ORDER BY a.at ${direction}, a.id ${direction}`;
   return { text, params };
 }
 

@@ -286,9 +286,15 @@ export function consoleListsContract(h: StoreHandle): void {
       ];
       for (const [filters, pred] of cases) {
         const { since, ...rest } = filters;
-        const expected = order(records.filter(pred), 'desc');
-        assert.ok(expected.length > 0, `fixture covers ${JSON.stringify(filters)}`);
-        assert.deepEqual(await walkAudit(h.store, { orgId: org, since: since ?? null, order: 'desc', ...rest }, 3), expected, JSON.stringify(filters));
+        for (const dir of ['desc', 'asc'] as const) {
+          const expected = order(records.filter(pred), dir);
+          assert.ok(expected.length > 0, `fixture covers ${JSON.stringify(filters)}`);
+          assert.deepEqual(
+            await walkAudit(h.store, { orgId: org, since: since ?? null, order: dir, ...rest }, 3),
+            expected,
+            `${dir} ${JSON.stringify(filters)}`,
+          );
+        }
       }
     });
   });
