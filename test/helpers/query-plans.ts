@@ -1,4 +1,8 @@
-// Reading PostgreSQL's EXPLAIN (FORMAT JSON) output in tests: the plan's nodes, and how it reads a table.
+// Reading PostgreSQL's EXPLAIN (FORMAT JSON) output in tests: a repository's statements explained
+// instead of run, the plan's nodes, and how it reads a table.
+import type pg from 'pg';
+import type { SqlExecutor, SqlParam } from '../../src/store/sql/database';
+import { driverParams } from '../../src/store/sql/params';
 
 export interface PlanNode {
   'Node Type': string;
@@ -33,4 +37,15 @@ export function readsOf(plan: readonly PlanNode[], table: string): string[] {
     }
   }
   return [...new Set(reads)].sort();
+}
+
+/** An executor that explains each statement on `client` (planned, not run), pushes its plan's nodes to `plans`, and returns no rows. */
+export function explainingExecutor(client: pg.Client, plans: PlanNode[][]): SqlExecutor {
+  return {
+    async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
+      const result = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${text}`, driverParams(params));
+      plans.push(planNodes(result.rows[0]!['QUERY PLAN'][0].Plan));
+      return [];
+    },
+  };
 }

@@ -5,11 +5,9 @@
 // EXPLAINed on a real PostgreSQL schema holding a few thousand calls (ANALYZEd, sequential scans off).
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import type { SqlExecutor, SqlParam } from '../../src/store/sql/database';
-import { driverParams } from '../../src/store/sql/params';
 import { sqlAudit } from '../../src/store/sql/audit-repository';
 import type { AuditQuery } from '../../src/store/types';
-import { planNodes, type PlanNode } from '../helpers/query-plans';
+import { explainingExecutor, type PlanNode } from '../helpers/query-plans';
 import { migratedTestSchema } from '../helpers/store';
 
 const ORG = 'org-plans';
@@ -41,17 +39,10 @@ describe('SQL audit repository: indexes and list plans', function () {
 
   /** The plan of the list statement for the query (planned, not run). */
   async function planOf(filters: Partial<AuditQuery>): Promise<PlanNode[]> {
-    let plan: PlanNode[] | null = null;
-    const explaining: SqlExecutor = {
-      async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
-        const result = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${text}`, driverParams(params));
-        plan = planNodes(result.rows[0]!['QUERY PLAN'][0].Plan);
-        return [];
-      },
-    };
-    await sqlAudit(explaining).list({ orgId: ORG, since: null, after: null, limit: 50, order: 'desc', ...filters });
-    assert.ok(plan, 'a statement was planned');
-    return plan;
+    const plans: PlanNode[][] = [];
+    await sqlAudit(explainingExecutor(client, plans)).list({ orgId: ORG, since: null, after: null, limit: 50, order: 'desc', ...filters });
+    assert.equal(plans.length, 1, 'one statement was planned');
+    return plans[0]!;
   }
 
   const scansOf = (plan: PlanNode[]): string[] =>

@@ -5,10 +5,9 @@
 // scans the table has no index to use.
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import type { SqlExecutor, SqlParam } from '../../src/store/sql/database';
-import { driverParams } from '../../src/store/sql/params';
+import type { SqlExecutor } from '../../src/store/sql/database';
 import { sqlResponses } from '../../src/store/sql/responses-repository';
-import { planNodes, readsOf, type PlanNode } from '../helpers/query-plans';
+import { explainingExecutor, readsOf, type PlanNode } from '../helpers/query-plans';
 import { migratedTestSchema } from '../helpers/store';
 
 describe('SQL responses repository: query plans', function () {
@@ -17,25 +16,19 @@ describe('SQL responses repository: query plans', function () {
   let client: pg.Client;
   /** Plans of the statements the repository sent, in order. */
   const plans: PlanNode[][] = [];
+  /** Explains each statement (without running it: a prune's DELETE is planned, not executed). */
+  let explaining: SqlExecutor;
 
   before(async () => {
     schema = await migratedTestSchema('plans');
     client = schema.client;
+    explaining = explainingExecutor(client, plans);
     await client.query('SET enable_seqscan = off');
   });
 
   after(async () => {
     await schema?.drop();
   });
-
-  /** Explains each statement (without running it: a prune's DELETE is planned, not executed). */
-  const explaining: SqlExecutor = {
-    async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
-      const result = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${text}`, driverParams(params));
-      plans.push(planNodes(result.rows[0]!['QUERY PLAN'][0].Plan));
-      return [];
-    },
-  };
 
   it('listLapsed reads the partial index of leased in-progress responses', async () => {
     plans.length = 0;
