@@ -7,7 +7,17 @@ import type { TurnRepository } from '../port';
 import type { ResponseRecord } from '../types';
 import { insertFromJson, preparedStatement, type JsonCopyColumn, type SqlDatabase } from './database';
 import { nowIso } from './rows';
-import { eventChunksJson, insertEventChunks, jsonbText } from './responses-repository';
+import type { SqlParam } from './params';
+import {
+  chunkParams,
+  chunksAsRows,
+  chunksOf,
+  chunkValuesSql,
+  CHUNKS_PER_STATEMENT,
+  eventChunksJson,
+  insertEventChunks,
+  jsonbText,
+} from './responses-repository';
 
 const CONVERSATION_COLUMNS: readonly JsonCopyColumn[] = [
   { column: 'id', key: 'id', type: 'text' },
@@ -51,30 +61,38 @@ const ITEM_COLUMNS: readonly JsonCopyColumn[] = [
   { column: 'created_at', key: 'createdAt', type: 'timestamptz' },
 ];
 
+/** The commit's statement texts by chunk count (commitTurnsSql). */
+const commitTexts: string[] = [];
+
 /**
  * The whole commit as one statement (its data-modifying CTEs run exactly once and commit together, so
  * one round trip and no BEGIN/COMMIT): new conversations ($1) and response records ($2); then the
  * turns ended ($3): each conversation's turn released where its response still holds it, with its
  * item positions reserved, the items ($4, numbered from 0 per conversation) appended at them, and the
  * terminal writes ($5) applied to responses still in progress, whose ids the statement returns; the
- * ends' last events ($7) stored in the same commit, whichever terminal writes apply (as a log write
- * would: the readers of a response's log keep the first copy of each number).
+ * ends' last events (from $9) stored in the same commit, whichever terminal writes apply (as a log
+ * write would: the readers of a response's log keep the first copy of each number): on the embedded
+ * database one VALUES row per chunk with its events a json parameter of its own (chunksAsRows: one text
+ * per chunk count, up to CHUNKS_PER_STATEMENT), otherwise one JSON parameter of them all.
  *
- * The two UPDATEs also match their rows by id against an array ($8, $9). The planner takes
+ * The two UPDATEs also match their rows by id against an array ($7, $8). The planner takes
  * json_to_recordset for 100 rows whatever it holds, and joined on that estimate alone it hashed the
  * rows and scanned the whole table: conversations until ~20,000 rows, responses for as long as the
  * plan cached while the table was small lived (a bench schema's 30,000 stored turns made 4,500 full
  * scans in 40 s, each commit slower than the last). `id = ANY(array)` is estimated at ten rows: the
  * primary key's index, at any table size.
  */
-const COMMIT_TURNS = preparedStatement(`WITH
+function commitTurnsSql(chunks: number, asRows: boolean): string {
+  // 0: no events; 1..CHUNKS_PER_STATEMENT: as many rows; CHUNKS_PER_STATEMENT + 1: one JSON parameter.
+  const key = chunks === 0 ? 0 : asRows && chunks <= CHUNKS_PER_STATEMENT ? chunks : CHUNKS_PER_STATEMENT + 1;
+  return (commitTexts[key] ??= preparedStatement(`WITH
   new_conversations AS (${insertFromJson('conversations', CONVERSATION_COLUMNS, 1)}),
   new_responses AS (${insertFromJson('responses', RESPONSE_COLUMNS, 2)}),
   ended AS (
     UPDATE conversations c
     SET next_position = c.next_position + x.n, turn_response_id = NULL, turn_until = NULL, context_tokens = COALESCE(x.tokens, c.context_tokens)
     FROM json_to_recordset($3::json) AS x(id text, response_id text, n int, tokens int)
-    WHERE c.id = x.id AND c.turn_response_id = x.response_id AND c.id = ANY($8::text[])
+    WHERE c.id = x.id AND c.turn_response_id = x.response_id AND c.id = ANY($7::text[])
     RETURNING c.id, c.next_position - x.n AS first
   ),
   appended AS (
@@ -89,11 +107,16 @@ const COMMIT_TURNS = preparedStatement(`WITH
     SET status = x.status, body = x.body, input_items = COALESCE(x.input_items, r.input_items), updated_at = $6::timestamptz,
       lease_owner = NULL, lease_until = NULL
     FROM json_to_recordset($5::json) AS x(id text, status text, body jsonb, input_items jsonb)
-    WHERE r.id = x.id AND r.status = 'in_progress' AND r.id = ANY($9::text[])
+    WHERE r.id = x.id AND r.status = 'in_progress' AND r.id = ANY($8::text[])
     RETURNING r.id
-  ),
-  new_events AS (${insertEventChunks(7)})
-SELECT id FROM finished`);
+  )${
+    key === 0
+      ? ''
+      : `,
+  new_events AS (${key > CHUNKS_PER_STATEMENT ? insertEventChunks(9) : chunkValuesSql(key, 9)})`
+  }
+SELECT id FROM finished`));
+}
 
 /** Response records as RESPONSE_COLUMNS reads them from JSON (the lease as its two columns). */
 export function responseRows(records: readonly ResponseRecord[]): Record<string, unknown>[] {
@@ -101,24 +124,28 @@ export function responseRows(records: readonly ResponseRecord[]): Record<string,
 }
 
 export function sqlTurns(db: SqlDatabase): TurnRepository {
+  const asRows = chunksAsRows(db);
   return {
     async commit(begins, ends) {
       if (begins.length === 0 && ends.length === 0) return { finished: [] };
       const conversations = begins.flatMap((b) => (b.conversation ? [{ ...b.conversation, turnResponseId: b.response.id, turnUntil: b.turnUntil }] : []));
       const responses = responseRows(begins.map((b) => b.response));
       const now = nowIso();
-      const events = ends.flatMap((e) => e.events ?? []);
-      const rows = await db.query<{ id: string }>(COMMIT_TURNS, [
+      const chunks = chunksOf(ends.flatMap((e) => e.events ?? []));
+      const params: SqlParam[] = [
         jsonbText(conversations),
         jsonbText(responses),
         JSON.stringify(ends.map((e) => ({ id: e.conversationId, response_id: e.responseId, n: e.items.length, tokens: e.contextTokens }))),
         jsonbText(ends.flatMap((e) => e.items.map((item, index) => ({ ...item, conversationId: e.conversationId, index, createdAt: now })))),
         jsonbText(ends.map((e) => ({ id: e.responseId, status: e.outcome.status, body: e.outcome.body, input_items: e.inputItems ?? null }))),
         now,
-        events.length === 0 ? '[]' : eventChunksJson(events),
         ends.map((e) => e.conversationId),
         ends.map((e) => e.responseId),
-      ]);
+      ];
+      const asJson = chunks.length > 0 && (!asRows || chunks.length > CHUNKS_PER_STATEMENT);
+      if (asJson) params.push(eventChunksJson(chunks));
+      else if (chunks.length > 0) params.push(...chunkParams(chunks));
+      const rows = await db.query<{ id: string }>(commitTurnsSql(chunks.length, asRows), params);
       return { finished: rows.map((row) => row.id) };
     },
   };

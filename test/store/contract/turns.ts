@@ -172,6 +172,59 @@ export function turnsContract(h: StoreHandle, driver: string): void {
       );
     });
 
+    it('many responses at once: an event-log write and a commit of ends carrying more chunks than one statement lists', async () => {
+      // The SQL stores list up to 64 chunks (a response's run of consecutive events) as rows of one
+      // statement, each with its events as a parameter of its own; past that the event log's write
+      // takes several statements and a commit one JSON parameter of them all.
+      const ids = Array.from({ length: 70 }, () => uid('conv'));
+      const begins: TurnBegin[] = ids.map((id) => ({
+        conversation: { id, orgId: 'org-turns', userId: 'u', runId: null, metadata: {}, createdAt: at(T0) },
+        turnUntil: at(T0 + 600_000),
+        response: response(id),
+      }));
+      await h.store.turns.commit(begins, []);
+      const responses = begins.map((b) => b.response.id);
+      const text = (n: number): string => `d${n} é ✓ 😀 "quoted" \\ tab\t`;
+      const event = (responseId: string, n: number): NewResponseEvent => ({
+        responseId,
+        sequenceNumber: n,
+        event: 'response.output_text.delta',
+        json: JSON.stringify({ type: 'response.output_text.delta', sequence_number: n, delta: text(n) }),
+        createdAt: at(T0 + n),
+      });
+      // 140 chunks in one write: two of each response's (its events 0-1, and 3 after a gap).
+      await h.store.responses.appendEvents(responses.flatMap((r) => [event(r, 0), event(r, 1), event(r, 3)]));
+      // Ends whose events are two chunks each (2, then 4 after the write's 3): 140 in one commit.
+      const result = await h.store.turns.commit(
+        [],
+        begins.map((b) => ({
+          responseId: b.response.id,
+          outcome: completed('answer'),
+          conversationId: b.conversation!.id,
+          items: [],
+          contextTokens: null,
+          events: [event(b.response.id, 2), event(b.response.id, 4)],
+        })),
+      );
+      assert.deepEqual(result.finished.slice().sort(), responses.slice().sort());
+      // And a write of one chunk, after them.
+      const last = begins[0]!;
+      await h.store.responses.appendEvents([event(last.response.id, 5), event(last.response.id, 6)]);
+      for (const r of responses) {
+        const events = await h.store.responses.listEvents(r, -1);
+        const expected = r === last.response.id ? [0, 1, 2, 3, 4, 5, 6] : [0, 1, 2, 3, 4];
+        assert.deepEqual(
+          events.map((e) => e.sequenceNumber),
+          expected,
+          r,
+        );
+        assert.deepEqual(
+          events.map((e) => (e.data as { delta: string }).delta),
+          expected.map(text),
+        );
+      }
+    });
+
     it('all or nothing: a commit with a bad write writes none of it (SQL stores; MongoDB writes them one by one)', async function () {
       if (driver === 'mongodb') this.skip();
       const id = uid('conv');
