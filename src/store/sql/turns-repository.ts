@@ -85,7 +85,9 @@ const commitTexts: string[] = [];
 function commitTurnsSql(chunks: number, asRows: boolean): string {
   // 0: no events; 1..CHUNKS_PER_STATEMENT: as many rows; CHUNKS_PER_STATEMENT + 1: one JSON parameter.
   const key = chunks === 0 ? 0 : asRows && chunks <= CHUNKS_PER_STATEMENT ? chunks : CHUNKS_PER_STATEMENT + 1;
-  return (commitTexts[key] ??= preparedStatement(`WITH
+  const cached = commitTexts[key];
+  if (cached !== undefined) return cached;
+  const text = `WITH
   new_conversations AS (${insertFromJson('conversations', CONVERSATION_COLUMNS, 1)}),
   new_responses AS (${insertFromJson('responses', RESPONSE_COLUMNS, 2)}),
   ended AS (
@@ -115,7 +117,10 @@ function commitTurnsSql(chunks: number, asRows: boolean): string {
       : `,
   new_events AS (${key > CHUNKS_PER_STATEMENT ? insertEventChunks(9) : chunkValuesSql(key, 9)})`
   }
-SELECT id FROM finished`));
+SELECT id FROM finished`;
+  // Prepared on PostgreSQL, which takes the texts without rows (the embedded database prepares nothing).
+  commitTexts[key] = key > 0 && key <= CHUNKS_PER_STATEMENT ? text : preparedStatement(text);
+  return commitTexts[key];
 }
 
 /** Response records as RESPONSE_COLUMNS reads them from JSON (the lease as its two columns). */
