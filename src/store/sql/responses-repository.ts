@@ -122,7 +122,7 @@ const EVENT_BATCH = 1000;
  * PostgreSQL lexes every event three times (the parameter's input, json_to_recordset's parse, the
  * column's json input), as rows once. That matters where the database's CPU is the gateway's: the
  * embedded database runs in WebAssembly in a process on the gateway's core, where it was ~300 µs per
- * 6.5 KB of events (micro-benchmark) and ~8% of that process's CPU per stored stream (json c64 soaks of
+ * 6.5 KB of events (micro-benchmark) and ~8% of that process's CPU per stored stream (c64 soaks of
  * stored streams, three pairs). A PostgreSQL server lexes natively on a core of its own, and the
  * gateway paid for the extra parameters: there the stored streams' soaks read 3% fewer streams per
  * second, so it keeps the one parameter.
