@@ -105,11 +105,6 @@ export function insertEventChunks(param: number): string {
   return insertFromJson('response_events', CHUNK_COLUMNS, param, 'ON CONFLICT (response_id, first_seq, last_seq) DO NOTHING');
 }
 
-/** Chunks (chunksOf) as the JSON parameter of insertEventChunks. */
-export function eventChunksJson(chunks: readonly EventChunk[]): JsonBytes {
-  return chunksJson(chunks);
-}
-
 /** The event log's write as one statement text whatever the batch size: the chunks as one JSON parameter. */
 const INSERT_EVENT_CHUNKS = preparedStatement(insertEventChunks(1));
 
@@ -196,11 +191,11 @@ export function chunksOf(events: readonly NewResponseEvent[]): EventChunk[] {
 }
 
 /**
- * The chunks as the JSON parameter of insertEventChunks, written part by part into one Buffer: the
- * events' texts (most of the bytes) are never concatenated into a string of the whole batch, which
- * V8 would copy (flatten) on the heap once per join and again to scan it.
+ * The chunks (chunksOf) as the JSON parameter of insertEventChunks, written part by part into one
+ * Buffer: the events' texts (most of the bytes) are never concatenated into a string of the whole
+ * batch, which V8 would copy (flatten) on the heap once per join and again to scan it.
  */
-function chunksJson(chunks: readonly EventChunk[]): JsonBytes {
+export function eventChunksJson(chunks: readonly EventChunk[]): JsonBytes {
   const parts: string[] = ['['];
   chunks.forEach((c, i) => {
     parts.push(`${i === 0 ? '' : ','}{"r":${JSON.stringify(c.r)},"f":${c.f},"l":${c.l},"c":${JSON.stringify(c.c)},"v":[`);
@@ -225,7 +220,7 @@ function bytesOf(parts: readonly string[]): JsonBytes {
   return new JsonBytes(bytes);
 }
 
-/** One chunk's events as a JSON array, written part by part into one Buffer (as chunksJson). */
+/** One chunk's events as a JSON array, written part by part into one Buffer (as eventChunksJson). */
 function eventsJson(chunk: EventChunk): JsonBytes {
   const parts: string[] = ['['];
   chunk.v.forEach((event, k) => {
