@@ -2,12 +2,13 @@
 // appear in it, and several processes may migrate one postgres database at once.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { writeFile, mkdtemp, rm } from 'node:fs/promises';
+import { readFile, writeFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { createLogger } from '../../src/log/logger';
 import { createStore } from '../../src/store/index';
+import { openPglite } from '../../src/store/sql/database';
 import { MIGRATIONS } from '../../src/store/sql/schema';
 import { createTestSchema, databaseUrl } from '../helpers/store';
 
@@ -106,6 +107,35 @@ describe('opening stores', function () {
       const store = await createStore({ driver: 'embedded', path: dir, retentionDays: 30 }, { logger });
       await store.close();
     } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+  it('embedded: a new WAL segment is not filled through the database process memory (its peak RSS stays put)', async function () {
+    if (process.platform !== 'linux') this.skip(); // /proc/<pid>/status and clear_refs
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'agw-embedded-wal-'));
+    const db = await openPglite(dir);
+    try {
+      const pid = db.pid;
+      assert.ok(pid !== undefined, 'the database runs in a process of its own');
+      const mb = async (field: 'VmRSS' | 'VmHWM'): Promise<number> =>
+        Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+      await db.query('CREATE TABLE wal_probe (x text)');
+      // The peak from here on: the high-water mark reset to the current RSS (Linux 4.0+, our own child).
+      await writeFile(`/proc/${pid}/clear_refs`, '5');
+      const before = await mb('VmRSS');
+      // Each switch moves the log to a new 16 MB segment, which the next write creates. Zero-filled, each
+      // creation took the process 14-18 MB up for the length of the write.
+      for (let i = 0; i < 3; i++) {
+        await db.query("INSERT INTO wal_probe VALUES ('row')");
+        await db.query('SELECT pg_switch_wal()');
+      }
+      await db.query("INSERT INTO wal_probe VALUES ('row')");
+      const peak = await mb('VmHWM');
+      assert.ok(peak - before < 8, `peak RSS ${peak.toFixed(1)} MB against ${before.toFixed(1)} MB before three new segments`);
+      const [setting] = await db.query<{ zero: string }>("SELECT current_setting('wal_init_zero') AS zero");
+      assert.equal(setting?.zero, 'off'); // PGLITE_WAL_INIT_ZERO
+    } finally {
+      await db.close();
       await rm(dir, { recursive: true, force: true });
     }
   });
