@@ -20,6 +20,8 @@
 //   npm run bench                      the full matrix (non-streaming and streaming, c = 1, 16, 64)
 //   npm run bench -- --duration 5      seconds measured per run (default 5, after 1 s of warm-up)
 //   npm run bench -- --repeat 3        runs per cell, interleaved across targets; figures are medians
+//   npm run bench -- --warm-up 10      seconds of c = 64 load per request kind on the floor proxy and each
+//                                      gateway before the first measured run (default 10; 0: none)
 //   npm run bench -- --soak 600        c = 64 non-streaming through the gateway for 600 s (after 30 s of
 //                                      warm-up), RSS sampled
 //   npm run bench -- --soak 30 --soak-request responses-stored-stream
@@ -397,6 +399,57 @@ async function measureCell(
   return measured;
 }
 
+/** Seconds of load per request kind and target before the first measured run (`--warm-up S`, 0: none). */
+function warmUpSeconds(): number {
+  const at = process.argv.indexOf('--warm-up');
+  if (at < 0) return 10;
+  const value = Number(process.argv[at + 1]);
+  if (!Number.isFinite(value) || value < 0) throw new Error('--warm-up must be a number of seconds (0: none)');
+  return value;
+}
+
+/**
+ * Load on every proxy under test, of every request kind it is measured on, before the first measured run.
+ * A freshly started gateway spends its first ~20 s compiling its hot paths (V8's optimising compiler
+ * runs on the same pinned core): in 2 s windows from its start at json c64, 537, 262, 241 ... 156-219 µs
+ * of CPU per request. Without this, the first cell of each request kind (json c1, the Responses json
+ * point) measured that start against a floor proxy whose few lines are compiled in a second. The
+ * `store: true` stream is left out: it would leave rows in the store the later points then measure.
+ */
+async function warmUp(floorPort: number, gateways: readonly GatewayUnderTest[], apis: readonly Api[]): Promise<void> {
+  const seconds = warmUpSeconds();
+  if (seconds === 0) return;
+  const kinds: { path: string; body: string; expectText?: string }[] = [];
+  if (apis.includes('chat')) {
+    kinds.push(
+      { path: '/v1/chat/completions', body: chatRequest('bench-model', false) },
+      { path: '/v1/chat/completions', body: chatRequest('bench-model', true) },
+    );
+  }
+  if (apis.includes('responses') || apis.includes('conversation')) {
+    kinds.push(
+      { path: '/v1/responses', body: responsesRequest('bench-model', { stream: false, store: false }), expectText: RESPONSES_DONE.json },
+      { path: '/v1/responses', body: responsesRequest('bench-model', { stream: true, store: false }), expectText: RESPONSES_DONE.stream },
+    );
+  }
+  const targets = [
+    { name: 'the floor proxy', port: floorPort, key: '' },
+    ...gateways.map((g) => ({ name: `the gateway (${g.store})`, port: g.port, key: KEY })),
+  ];
+  console.log(`warm-up: ${targets.map((t) => t.name).join(', ')}: ${kinds.length} request kinds at c=64 for ${seconds} s each, not measured (--warm-up S)\n`);
+  for (const target of targets) {
+    for (const kind of kinds) {
+      const result = await runLoad(
+        { url: `http://127.0.0.1:${target.port}${kind.path}`, key: target.key, body: kind.body, ...(kind.expectText ? { expectText: kind.expectText } : {}) },
+        64,
+        seconds * 1000,
+        '',
+      );
+      if (result.errors > 0 && result.requests === 0) throw new Error(`warm-up: ${target.name} answered no ${kind.path} request`);
+    }
+  }
+}
+
 function gatewayConfig(dir: string, upstreams: Upstreams, store: StoreKind, postgresUrl: string | null): string {
   const file = path.join(dir, `gateway-${store}.yaml`);
   writeFileSync(file, stringify(gatewayConfigDocument(dir, upstreams, store, postgresUrl)));
@@ -519,6 +572,7 @@ async function throughputMain(apis: readonly Api[]): Promise<void> {
     console.log(
       `gateway NODE_OPTIONS: ${process.env['NODE_OPTIONS'] || '(none)'}; node flags: ${[...SERVE_NODE_FLAGS, process.env['BENCH_GATEWAY_NODE_ARGS'] ?? ''].join(' ').trim() || '(none)'} (npm start's, then BENCH_GATEWAY_NODE_ARGS)\n`,
     );
+    if (upstreams.plain !== null) await warmUp(floors.get('plain')!, gateways, apis);
     const rows: string[][] = [];
     const checks = new Map<StoreKind, string[]>(stores.map((store) => [store, []]));
     const tlsFigures = new Map<StoreKind, string[]>(stores.map((store) => [store, []]));
