@@ -215,16 +215,19 @@ function descendantPids(pid: number): number[] {
 
 /** CPU time (user + system, seconds) the local PostgreSQL processes have used so far. */
 function postgresCpuSeconds(): number {
-  return cpuSecondsOf(localPostgresPids());
+  // With the time of exited backends, which the postmaster takes over when it reaps them: without it a
+  // backend that ended during a run took its CPU out of the sum (a negative figure per request).
+  return cpuSecondsOf(localPostgresPids(), true);
 }
 
-/** CPU time (user + system, seconds) the processes have used so far. */
-function cpuSecondsOf(pids: readonly number[]): number {
+/** CPU time (user + system, seconds) the processes have used so far; `reaped`: with their exited children's. */
+function cpuSecondsOf(pids: readonly number[], reaped = false): number {
   let ticks = 0;
   for (const pid of pids) {
     try {
       const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
       ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+      if (reaped) ticks += Number(fields[13]) + Number(fields[14]); // cutime, cstime
     } catch {
       // exited meanwhile
     }
@@ -436,7 +439,7 @@ async function warmUp(floorPort: number, gateways: readonly GatewayUnderTest[], 
     { name: 'the floor proxy', port: floorPort, key: '' },
     ...gateways.map((g) => ({ name: `the gateway (${g.store})`, port: g.port, key: KEY })),
   ];
-  console.log(`warm-up: ${targets.map((t) => t.name).join(', ')}: ${kinds.length} request kinds at c=64 for ${seconds} s each, not measured (--warm-up S)\n`);
+  console.log(`warm-up: ${targets.map((t) => t.name).join(', ')}: ${kinds.length} request kinds at c=64 for ${seconds} s each, not measured (--warm-up S)`);
   for (const target of targets) {
     for (const kind of kinds) {
       const result = await runLoad(
@@ -448,6 +451,22 @@ async function warmUp(floorPort: number, gateways: readonly GatewayUnderTest[], 
       if (result.errors > 0 && result.requests === 0) throw new Error(`warm-up: ${target.name} answered no ${kind.path} request`);
     }
   }
+  // The warm-up's calls leave an audit backlog the stores write for seconds after (the embedded store's
+  // database process on the gateways' core, PostgreSQL on the load generator's): the first cell would
+  // measure it. Measured runs start once both cores are quiet (under 10% busy over a second; at most 60 s).
+  const started = Date.now();
+  let busy: number[] = [];
+  while (Date.now() - started < 60_000) {
+    const before = await readCoreTimes();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const after = await readCoreTimes();
+    if (!before || !after) break;
+    busy = busyPercent(before, after);
+    if (busy.every((each) => !(each >= 10))) break;
+  }
+  console.log(
+    `warm-up done; ${((Date.now() - started) / 1000).toFixed(0)} s for its writes to settle${busy.length > 0 ? ` (cores busy ${busy.map((b) => `${fmt(b, 0)}%`).join(' / ')})` : ''}\n`,
+  );
 }
 
 function gatewayConfig(dir: string, upstreams: Upstreams, store: StoreKind, postgresUrl: string | null): string {
