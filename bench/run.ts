@@ -591,7 +591,9 @@ async function throughputMain(apis: readonly Api[]): Promise<void> {
     console.log(
       `gateway NODE_OPTIONS: ${process.env['NODE_OPTIONS'] || '(none)'}; node flags: ${[...SERVE_NODE_FLAGS, process.env['BENCH_GATEWAY_NODE_ARGS'] ?? ''].join(' ').trim() || '(none)'} (npm start's, then BENCH_GATEWAY_NODE_ARGS)\n`,
     );
+    // The warm-up runs on the plain upstream (the TLS provider shares every hot path but the socket's).
     if (upstreams.plain !== null) await warmUp(floors.get('plain')!, gateways, apis);
+    else console.log('warm-up: skipped, it needs the plain upstream (--upstream tls)\n');
     const rows: string[][] = [];
     const checks = new Map<StoreKind, string[]>(stores.map((store) => [store, []]));
     const tlsFigures = new Map<StoreKind, string[]>(stores.map((store) => [store, []]));
