@@ -11,6 +11,7 @@ import { createStore } from '../../src/store/index';
 import { openPglite } from '../../src/store/sql/database';
 import { MIGRATIONS } from '../../src/store/sql/schema';
 import { createTestSchema, databaseUrl } from '../helpers/store';
+import { isRunning, waitFor } from '../helpers/wait';
 
 const logger = createLogger({ level: 'error', silent: true });
 
@@ -134,6 +135,33 @@ describe('opening stores', function () {
       assert.ok(peak - before < 8, `peak RSS ${peak.toFixed(1)} MB against ${before.toFixed(1)} MB before three new segments`);
       const [setting] = await db.query<{ zero: string }>("SELECT current_setting('wal_init_zero') AS zero");
       assert.equal(setting?.zero, 'off'); // PGLITE_WAL_INIT_ZERO
+    } finally {
+      await db.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+  it('embedded: rows committed in a WAL segment that was not zero-filled survive the database process being killed', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'agw-embedded-wal-crash-'));
+    const db = await openPglite(dir);
+    try {
+      await db.query('CREATE TABLE wal_crash (n int)');
+      await db.query('INSERT INTO wal_crash VALUES (1)');
+      await db.query('SELECT pg_switch_wal()');
+      // Committed in the new segment, whose bytes past the log's end were never written.
+      await db.transaction(async (tx) => {
+        await tx.query('INSERT INTO wal_crash SELECT generate_series(2, 500)');
+      });
+      const first = db.pid!;
+      process.kill(first, 'SIGKILL');
+      await waitFor(() => !isRunning(first), { what: 'the database process to die' });
+      // The next statement starts it again; recovery replays the segment and stops at its end.
+      const [after] = await db.query<{ rows: number; total: number }>('SELECT count(*)::int AS rows, sum(n)::int AS total FROM wal_crash');
+      assert.deepEqual(after, { rows: 500, total: (500 * 501) / 2 });
+      assert.ok(db.pid !== undefined && db.pid !== first, 'a new database process');
+      // And the log goes on from there.
+      await db.query('INSERT INTO wal_crash VALUES (501)');
+      const [more] = await db.query<{ rows: number }>('SELECT count(*)::int AS rows FROM wal_crash');
+      assert.equal(more?.rows, 501);
     } finally {
       await db.close();
       await rm(dir, { recursive: true, force: true });
