@@ -198,16 +198,23 @@ export function chunksOf(events: readonly NewResponseEvent[]): EventChunk[] {
 export function eventChunksJson(chunks: readonly EventChunk[]): JsonBytes {
   const parts: string[] = ['['];
   chunks.forEach((c, i) => {
-    parts.push(`${i === 0 ? '' : ','}{"r":${JSON.stringify(c.r)},"f":${c.f},"l":${c.l},"c":${JSON.stringify(c.c)},"v":[`);
-    c.v.forEach((event, k) => {
-      if (k > 0) parts.push(',');
-      // Each part is whole JSON tokens, so an escape never spans two parts.
-      for (const part of event) parts.push(withoutNulEscapes(part));
-    });
-    parts.push(']}');
+    parts.push(`${i === 0 ? '' : ','}{"r":${JSON.stringify(c.r)},"f":${c.f},"l":${c.l},"c":${JSON.stringify(c.c)},"v":`);
+    pushEventsArray(parts, c);
+    parts.push('}');
   });
   parts.push(']');
   return bytesOf(parts);
+}
+
+/** One chunk's events as a JSON array (the `v` of eventChunksJson), its parts pushed onto `parts`. */
+function pushEventsArray(parts: string[], chunk: EventChunk): void {
+  parts.push('[');
+  chunk.v.forEach((event, k) => {
+    if (k > 0) parts.push(',');
+    // Each part is whole JSON tokens, so an escape never spans two parts.
+    for (const part of event) parts.push(withoutNulEscapes(part));
+  });
+  parts.push(']');
 }
 
 /** The concatenation of `parts` as UTF-8 bytes, never joined into one string first. */
@@ -220,14 +227,10 @@ function bytesOf(parts: readonly string[]): JsonBytes {
   return new JsonBytes(bytes);
 }
 
-/** One chunk's events as a JSON array, written part by part into one Buffer (as eventChunksJson). */
+/** One chunk's events as a JSON array in a Buffer of its own (a json parameter of chunkValuesSql). */
 function eventsJson(chunk: EventChunk): JsonBytes {
-  const parts: string[] = ['['];
-  chunk.v.forEach((event, k) => {
-    if (k > 0) parts.push(',');
-    for (const part of event) parts.push(withoutNulEscapes(part));
-  });
-  parts.push(']');
+  const parts: string[] = [];
+  pushEventsArray(parts, chunk);
   return bytesOf(parts);
 }
 

@@ -64,6 +64,9 @@ const ITEM_COLUMNS: readonly JsonCopyColumn[] = [
 /** The commit's statement texts by chunk count (commitTurnsSql). */
 const commitTexts: string[] = [];
 
+/** How a commit carries the ends' last events: that many chunks as rows (0: none), or one JSON parameter. */
+type CommitEvents = number | 'json';
+
 /**
  * The whole commit as one statement (its data-modifying CTEs run exactly once and commit together, so
  * one round trip and no BEGIN/COMMIT): new conversations ($1) and response records ($2); then the
@@ -82,9 +85,9 @@ const commitTexts: string[] = [];
  * scans in 40 s, each commit slower than the last). `id = ANY(array)` is estimated at ten rows: the
  * primary key's index, at any table size.
  */
-function commitTurnsSql(chunks: number, asRows: boolean): string {
+function commitTurnsSql(events: CommitEvents): string {
   // 0: no events; 1..CHUNKS_PER_STATEMENT: as many rows; CHUNKS_PER_STATEMENT + 1: one JSON parameter.
-  const key = chunks === 0 ? 0 : asRows && chunks <= CHUNKS_PER_STATEMENT ? chunks : CHUNKS_PER_STATEMENT + 1;
+  const key = events === 'json' ? CHUNKS_PER_STATEMENT + 1 : events;
   const cached = commitTexts[key];
   if (cached !== undefined) return cached;
   const text = `WITH
@@ -147,10 +150,10 @@ export function sqlTurns(db: SqlDatabase): TurnRepository {
         ends.map((e) => e.conversationId),
         ends.map((e) => e.responseId),
       ];
-      const asJson = chunks.length > 0 && (!asRows || chunks.length > CHUNKS_PER_STATEMENT);
-      if (asJson) params.push(eventChunksJson(chunks));
-      else if (chunks.length > 0) params.push(...chunkParams(chunks));
-      const rows = await db.query<{ id: string }>(commitTurnsSql(chunks.length, asRows), params);
+      const events: CommitEvents = chunks.length > 0 && (!asRows || chunks.length > CHUNKS_PER_STATEMENT) ? 'json' : chunks.length;
+      if (events === 'json') params.push(eventChunksJson(chunks));
+      else params.push(...chunkParams(chunks));
+      const rows = await db.query<{ id: string }>(commitTurnsSql(events), params);
       return { finished: rows.map((row) => row.id) };
     },
   };
