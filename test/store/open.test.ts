@@ -2,16 +2,17 @@
 // appear in it, and several processes may migrate one postgres database at once.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFile, writeFile, mkdtemp, rm } from 'node:fs/promises';
+import { writeFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { resetPeakRss, rssOf } from '../../bench/process-memory';
 import { createLogger } from '../../src/log/logger';
 import { createStore } from '../../src/store/index';
 import { openPglite } from '../../src/store/sql/database';
 import { MIGRATIONS } from '../../src/store/sql/schema';
 import { createTestSchema, databaseUrl } from '../helpers/store';
-import { isRunning, waitFor } from '../helpers/wait';
+import { waitFor } from '../helpers/wait';
 
 const logger = createLogger({ level: 'error', silent: true });
 
@@ -118,12 +119,10 @@ describe('opening stores', function () {
     try {
       const pid = db.pid;
       assert.ok(pid !== undefined, 'the database runs in a process of its own');
-      const mb = async (field: 'VmRSS' | 'VmHWM'): Promise<number> =>
-        Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
       await db.query('CREATE TABLE wal_probe (x text)');
       // The peak from here on: the high-water mark reset to the current RSS (Linux 4.0+, our own child).
-      await writeFile(`/proc/${pid}/clear_refs`, '5');
-      const before = await mb('VmRSS');
+      assert.ok(resetPeakRss(pid), 'the peak RSS could be reset');
+      const before = rssOf(pid, 'VmRSS');
       // Each switch moves the log to a new 16 MB segment, which the next write creates. Zero-filled, each
       // creation took the process 14-18 MB up for the length of the write.
       for (let i = 0; i < 3; i++) {
@@ -131,7 +130,7 @@ describe('opening stores', function () {
         await db.query('SELECT pg_switch_wal()');
       }
       await db.query("INSERT INTO wal_probe VALUES ('row')");
-      const peak = await mb('VmHWM');
+      const peak = rssOf(pid, 'VmHWM');
       assert.ok(peak - before < 8, `peak RSS ${peak.toFixed(1)} MB against ${before.toFixed(1)} MB before three new segments`);
       const [setting] = await db.query<{ zero: string }>("SELECT current_setting('wal_init_zero') AS zero");
       assert.equal(setting?.zero, 'off'); // PGLITE_WAL_INIT_ZERO
@@ -153,7 +152,9 @@ describe('opening stores', function () {
       });
       const first = db.pid!;
       process.kill(first, 'SIGKILL');
-      await waitFor(() => !isRunning(first), { what: 'the database process to die' });
+      // Until the store has seen the exit (its child gone), the next statement would go to the dead
+      // process; a zombie's /proc entry says "not running" before that.
+      await waitFor(() => db.pid !== first, { what: 'the store to see its database process exit' });
       // The next statement starts it again; recovery replays the segment and stops at its end.
       const [after] = await db.query<{ rows: number; total: number }>('SELECT count(*)::int AS rows, sum(n)::int AS total FROM wal_crash');
       assert.deepEqual(after, { rows: 500, total: (500 * 501) / 2 });
