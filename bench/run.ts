@@ -419,22 +419,20 @@ function warmUpSeconds(): number {
  * point) measured that start against a floor proxy whose few lines are compiled in a second. The
  * `store: true` stream is left out: it would leave rows in the store the later points then measure.
  */
-async function warmUp(floorPort: number, gateways: readonly GatewayUnderTest[], apis: readonly Api[]): Promise<void> {
+async function warmUp(floorPort: number, gateways: readonly GatewayUnderTest[], apis: readonly Api[], model: string): Promise<void> {
   const seconds = warmUpSeconds();
   if (seconds === 0) return;
   const kinds: { path: string; body: string; expectText?: string }[] = [];
   if (apis.includes('chat')) {
-    kinds.push(
-      { path: '/v1/chat/completions', body: chatRequest('bench-model', false) },
-      { path: '/v1/chat/completions', body: chatRequest('bench-model', true) },
-    );
+    kinds.push({ path: '/v1/chat/completions', body: chatRequest(model, false) }, { path: '/v1/chat/completions', body: chatRequest(model, true) });
   }
   if (apis.includes('responses') || apis.includes('conversation')) {
     kinds.push(
-      { path: '/v1/responses', body: responsesRequest('bench-model', { stream: false, store: false }), expectText: RESPONSES_DONE.json },
-      { path: '/v1/responses', body: responsesRequest('bench-model', { stream: true, store: false }), expectText: RESPONSES_DONE.stream },
+      { path: '/v1/responses', body: responsesRequest(model, { stream: false, store: false }), expectText: RESPONSES_DONE.json },
+      { path: '/v1/responses', body: responsesRequest(model, { stream: true, store: false }), expectText: RESPONSES_DONE.stream },
     );
   }
+  if (kinds.length === 0) return;
   const targets = [
     { name: 'the floor proxy', port: floorPort, key: '' },
     ...gateways.map((g) => ({ name: `the gateway (${g.store})`, port: g.port, key: KEY })),
@@ -591,9 +589,10 @@ async function throughputMain(apis: readonly Api[]): Promise<void> {
     console.log(
       `gateway NODE_OPTIONS: ${process.env['NODE_OPTIONS'] || '(none)'}; node flags: ${[...SERVE_NODE_FLAGS, process.env['BENCH_GATEWAY_NODE_ARGS'] ?? ''].join(' ').trim() || '(none)'} (npm start's, then BENCH_GATEWAY_NODE_ARGS)\n`,
     );
-    // The warm-up runs on the plain upstream (the TLS provider shares every hot path but the socket's).
-    if (upstreams.plain !== null) await warmUp(floors.get('plain')!, gateways, apis);
-    else console.log('warm-up: skipped, it needs the plain upstream (--upstream tls)\n');
+    // The warm-up runs on the plain upstream (the TLS provider shares every hot path but the socket's);
+    // on the TLS one when only it is measured (chat: the Responses points run on plain HTTP only).
+    if (upstreams.plain !== null) await warmUp(floors.get('plain')!, gateways, apis, model('plain'));
+    else await warmUp(floors.get('tls')!, gateways, apis.includes('chat') ? ['chat'] : [], model('tls'));
     const rows: string[][] = [];
     const checks = new Map<StoreKind, string[]>(stores.map((store) => [store, []]));
     const tlsFigures = new Map<StoreKind, string[]>(stores.map((store) => [store, []]));
