@@ -19,7 +19,7 @@ export interface QueuedEvent {
   taken?: true;
 }
 
-/** Taken entries behind the write in flight that may wait for a compaction (a small queue is not rebuilt per take). */
+/** Taken entries behind the write in flight that may wait to be dropped (a small queue is not rebuilt per take). */
 const COMPACT_MIN = 32;
 
 export class EventQueue {
@@ -32,7 +32,7 @@ export class EventQueue {
   /** Taken entries from the head on (in flight or not). */
   private taken = 0;
 
-  /** Entries the queue holds: its events, and taken ones not dropped yet (bounded: see compact). */
+  /** Entries the queue holds: its events, and taken ones not dropped yet (bounded: see takeResponse). */
   get held(): number {
     return this.entries.length - this.head;
   }
@@ -91,27 +91,31 @@ export class EventQueue {
     for (const entry of out) entry.taken = true;
     this.taken += out.length;
     const takenBehind = this.taken - this.inFlightTaken;
-    if (takenBehind >= COMPACT_MIN && takenBehind * 2 >= this.held) this.compact();
+    // Drops the taken entries behind the write in flight (no write will store them) once they are half
+    // of what the queue holds: each rebuild drops at least half of what it copies, a constant cost per
+    // taken entry.
+    if (takenBehind >= COMPACT_MIN && takenBehind * 2 >= this.held) this.keepBehindWrite((e) => !e.taken);
     return out;
   }
 
   /**
-   * Drops the taken entries behind the write in flight (no write will store them). The write in flight
-   * keeps its entries in place: settle() and a retry count them from the head. Each compaction drops at
-   * least half of what it copies, so its cost is constant per taken entry.
+   * The queue rebuilt from its head: the write in flight as it is (settle() and a retry count its entries
+   * from the head), then the entries behind it that `keep` accepts. Returns how many events (not taken
+   * ones) it dropped.
    */
-  private compact(): void {
+  private keepBehindWrite(keep: (entry: QueuedEvent) => boolean): number {
     const from = this.head + this.inFlight;
     const kept = this.entries.slice(this.head, from);
     let dropped = 0;
     for (let i = from; i < this.entries.length; i++) {
       const entry = this.entries[i]!;
-      if (entry.taken) dropped++;
-      else kept.push(entry);
+      if (keep(entry)) kept.push(entry);
+      else if (entry.taken) this.taken--;
+      else dropped++;
     }
     this.entries = kept;
     this.head = 0;
-    this.taken -= dropped;
+    return dropped;
   }
 
   /** The write in flight ended: its events leave the queue but `retry`, which stay at its head. */
@@ -136,16 +140,7 @@ export class EventQueue {
 
   /** Removes the response's events behind the write in flight; returns how many. */
   removeResponse(responseId: string): number {
-    const from = this.head + this.inFlight;
-    let removed = 0;
-    const kept = this.entries.slice(from).filter((e) => {
-      if (e.responseId !== responseId) return true;
-      if (e.taken) this.taken--;
-      else removed++;
-      return false;
-    });
-    if (kept.length < this.entries.length - from) this.entries.splice(from, this.entries.length - from, ...kept);
-    return removed;
+    return this.keepBehindWrite((e) => e.responseId !== responseId);
   }
 
   /** The responses with events queued. */
