@@ -81,18 +81,29 @@ export function createPostgresLiveEvents(options: PostgresLiveEventsOptions): Li
   /** Ranges stored since the last NOTIFY, announced at the next turn of the event loop. */
   let announcing: StoredRange[] = [];
   let announceScheduled = false;
-  const announce = (): void => {
+  /**
+   * One NOTIFY in flight at a time on the one connection (node-postgres deprecates a query issued
+   * while another runs, and pg 9 refuses it): ranges stored while one is in flight go in the next.
+   */
+  let notifying = false;
+  const announce = async (): Promise<void> => {
     announceScheduled = false;
-    const ranges = announcing;
-    announcing = [];
-    if (closed || ranges.length === 0) return;
-    const payloads = announcements(origin, ranges);
-    void connection()
-      .then(async (client) => {
+    if (notifying) return;
+    notifying = true;
+    try {
+      while (!closed && announcing.length > 0) {
+        const ranges = announcing;
+        announcing = [];
+        const client = await connection();
+        // No connection: readers fall back on their periodic store read (see the file's head).
         if (!client) return;
-        for (const payload of payloads) await client.query('SELECT pg_notify($1, $2)', [channel, payload]);
-      })
-      .catch((err: unknown) => report('live events: notify failed', err));
+        for (const payload of announcements(origin, ranges)) await client.query('SELECT pg_notify($1, $2)', [channel, payload]);
+      }
+    } catch (err) {
+      report('live events: notify failed', err);
+    } finally {
+      notifying = false;
+    }
   };
 
   /** The connection ended (error, server gone, failed start): forget it, and reconnect if readers wait. */
@@ -163,9 +174,9 @@ export function createPostgresLiveEvents(options: PostgresLiveEventsOptions): Li
       // Announced once per turn of the event loop: every stored response's end announces its own
       // events, and a NOTIFY each (a round trip and a backend's statement) would outnumber the writes.
       for (const range of ranges) announcing.push(range);
-      if (announceScheduled) return;
+      if (announceScheduled || notifying) return;
       announceScheduled = true;
-      setImmediate(announce);
+      setImmediate(() => void announce());
     },
     async close() {
       closed = true;

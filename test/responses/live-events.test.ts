@@ -170,6 +170,37 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
       await t.cleanup();
     }
   });
+
+  it('sends one NOTIFY at a time on its connection: what is stored while one is in flight goes in the next, nothing lost', async () => {
+    const t = await openTestStore('postgres');
+    const channel = `agw_test_${randomBytes(4).toString('hex')}`;
+    const writerSide = createPostgresLiveEvents({ url: t.config.url!, logger: silentLogger, channel });
+    const listener = new pg.Client({ connectionString: t.config.url! });
+    const payloads: string[] = [];
+    try {
+      await listener.connect();
+      listener.on('notification', (message) => payloads.push(message.payload ?? ''));
+      await listener.query(`LISTEN "${channel}"`);
+      // Connected before the burst, so that the first NOTIFY is not also waiting for the connection.
+      writerSide.stored([{ responseId: responseId(), from: 0, to: 0 }]);
+      await waitUntil('the first notification', () => payloads.length === 1, 3000);
+      const ids = Array.from({ length: 300 }, () => responseId());
+      // One stored range per turn of the event loop, each turn shorter than a round trip to the server.
+      for (const id of ids) {
+        writerSide.stored([{ responseId: id, from: 0, to: 1 }]);
+        await new Promise((r) => setImmediate(r));
+      }
+      const announced = (): string[] => payloads.slice(1).flatMap((p) => (JSON.parse(p) as { r: [string, number, number][] }).r.map((r) => r[0]));
+      await waitUntil('every range announced', () => announced().length === ids.length, 5000);
+      assert.deepEqual(announced(), ids, 'every range once, in order');
+      // Without the one-at-a-time rule each turn sends its own NOTIFY (300) while the previous runs.
+      assert.ok(payloads.length - 1 < ids.length / 3, `${payloads.length - 1} NOTIFYs for ${ids.length} turns`);
+    } finally {
+      await listener.end();
+      await writerSide.close();
+      await t.cleanup();
+    }
+  });
 });
 
 describe('store polling (mongodb without Redis)', function () {
