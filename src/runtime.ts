@@ -119,6 +119,29 @@ async function registerSchedules(services: AppServices): Promise<void> {
   if (entries.length > 0) services.logger.info('schedule triggers registered', { count: entries.length, driver: services.runEngine.queue.driver });
 }
 
+/**
+ * BullMQ job schedulers live only in Redis: one restarted without persistence (`save ""` and no AOF,
+ * a common cache setup) or failed over to a replica that missed them has none, and no trigger would
+ * fire again until a gateway restarted. Every gateway compares them with the store's agents now and
+ * then and writes back what is missing or changed (one Redis read when nothing is). From the store,
+ * not from what this process registered at its start: during a rolling deploy an older gateway must
+ * not put back a trigger a newer configuration removed or changed.
+ */
+function checkSchedules(services: AppServices, closers: Closer[], ms: number): void {
+  closers.push(
+    every(
+      services,
+      'schedule trigger check',
+      ms,
+      async () => {
+        const written = await services.runEngine.queue.registerSchedules(scheduleEntries(await services.store.agents.listActive()));
+        if (written > 0) services.logger.warn('schedule triggers missing from the queue were registered again', { count: written });
+      },
+      false,
+    ),
+  );
+}
+
 function startRetention(services: AppServices, closers: Closer[]): void {
   const deps: RetentionDeps = {
     store: services.store,
@@ -173,6 +196,7 @@ export async function startServeRuntime(services: AppServices, options: RuntimeO
       await recoverOrphans(sweepDeps(services), 0);
     }
     await registerSchedules(services);
+    if (services.runEngine.queue.driver === 'bullmq') checkSchedules(services, closers, Math.max(1000, Math.min(30_000, 2 * services.runEngine.leaseMs)));
     await startResponseSweeper(services, closers);
     startRetention(services, closers);
     startDepthGauge(services, closers);

@@ -88,21 +88,26 @@ export class BullmqQueue implements RunQueue {
     };
   }
 
-  async registerSchedules(entries: readonly ScheduleEntry[]): Promise<void> {
+  async registerSchedules(entries: readonly ScheduleEntry[]): Promise<number> {
+    const held = new Map<string, { pattern?: string; tz?: string }>();
+    for (const scheduler of await this.queue.getJobSchedulers(0, -1)) if (scheduler.key.startsWith(SCHEDULER_PREFIX)) held.set(scheduler.key, scheduler);
     const wanted = new Set<string>();
+    let written = 0;
     for (const entry of entries) {
       const id = schedulerId(entry);
       wanted.add(id);
+      // Upserted only when missing or changed: every gateway calls this periodically (see runtime.ts).
+      const current = held.get(id);
+      if (current && current.pattern === entry.cron && (current.tz ?? null) === (entry.timezone ?? null)) continue;
       await this.queue.upsertJobScheduler(
         id,
         { pattern: entry.cron, ...(entry.timezone ? { tz: entry.timezone } : {}) },
         { name: 'schedule', data: { kind: 'schedule', agentId: entry.agentId, triggerIndex: entry.triggerIndex, firedAt: '' } },
       );
+      written += 1;
     }
-    const existing = await this.queue.getJobSchedulers(0, -1);
-    for (const scheduler of existing) {
-      if (scheduler.key.startsWith(SCHEDULER_PREFIX) && !wanted.has(scheduler.key)) await this.queue.removeJobScheduler(scheduler.key);
-    }
+    for (const key of held.keys()) if (!wanted.has(key)) await this.queue.removeJobScheduler(key);
+    return written;
   }
 
   async depth(): Promise<QueueDepth> {

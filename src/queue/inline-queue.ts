@@ -82,10 +82,11 @@ export class InlineQueue implements RunQueue {
     };
   }
 
-  async registerSchedules(entries: readonly ScheduleEntry[]): Promise<void> {
+  async registerSchedules(entries: readonly ScheduleEntry[]): Promise<number> {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     for (const entry of entries) this.arm(entry, new Date());
+    return entries.length;
   }
 
   private arm(entry: ScheduleEntry, after: Date): void {

@@ -51,10 +51,11 @@ export interface RunQueue {
   consume(processor: JobProcessor, concurrency: number): Promise<QueueConsumer>;
   /**
    * Makes the schedule triggers fire: BullMQ job schedulers (one firing per tick however many
-   * processes register them; schedulers not in `entries` are removed) or in-process timers (inline,
-   * firing through the processor given to consume()).
+   * processes register them; missing or changed ones written, those not in `entries` removed) or
+   * in-process timers (inline, firing through the processor given to consume(); re-armed). Resolves
+   * with how many schedulers it wrote (bullmq) or armed (inline).
    */
-  registerSchedules(entries: readonly ScheduleEntry[]): Promise<void>;
+  registerSchedules(entries: readonly ScheduleEntry[]): Promise<number>;
   depth(): Promise<QueueDepth>;
   ping(): Promise<void>;
   close(): Promise<void>;

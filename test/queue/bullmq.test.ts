@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { buildApp, type GatewayApp } from '../../src/app';
 import { createLogger } from '../../src/log/logger';
 import { RUN_QUEUE_NAME } from '../../src/queue/bullmq-queue';
@@ -143,5 +144,53 @@ describe('bullmq queue (Redis + PostgreSQL)', function () {
     await syncConfiguredState(testConfig(patch), testStore.store, logger);
     await startGateway();
     assert.deepEqual(await rawQueue((queue) => queue.getJobSchedulers(0, -1)), []);
+  });
+
+  /** What a Redis restarted without persistence (`save ""`, no AOF: Debian's default here) holds of this queue: nothing. */
+  async function wipeQueueKeys(): Promise<number> {
+    const admin = new Redis(REDIS_URL);
+    try {
+      let removed = 0;
+      let cursor = '0';
+      do {
+        const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length > 0) removed += await admin.del(...keys);
+      } while (cursor !== '0');
+      return removed;
+    } finally {
+      admin.disconnect();
+    }
+  }
+
+  it('a Redis that loses its data: runs queued and running all end once, from the store; schedule triggers are registered again', async () => {
+    upstream.rule({ match: /Write about slow-/, judge: false, delayMs: 1500 });
+    const agents = (patch['agents'] as Record<string, unknown>[]).map((a) =>
+      a['id'] === AGENT ? { ...a, triggers: [{ type: 'schedule', cron: '0 0 1 1 *', inputs: { Topic: 'yearly' } }] } : a,
+    );
+    patch = { ...patch, agents };
+    await syncConfiguredState(testConfig(patch), testStore.store, logger);
+    const gw = await startGateway();
+    await startWorker();
+    const agent = (await testStore.store.agents.get(AGENT))!;
+    const runs = [];
+    for (let i = 0; i < 10; i++)
+      runs.push(await gw.gateway.services.runs.trigger({ principal: ADMIN, agent, inputs: [{ name: 'Topic', value: `slow-${i}` }], trigger: 'api' }));
+    await waitFor('steps in flight', async () => upstream.stepCalls().length >= 4, 10_000);
+    assert.ok((await wipeQueueKeys()) > 0);
+    for (const run of runs) await waitForStatus(testStore.store, run.id, 'success', 20_000);
+    const perTopic = new Map<string, number>();
+    // (Runs left by the earlier tests in the shared store are recovered too: only this test's are counted.)
+    for (const call of upstream.stepCalls()) if (/Write about slow-/.test(call.prompt)) perTopic.set(call.prompt, (perTopic.get(call.prompt) ?? 0) + 1);
+    assert.deepEqual([...perTopic.values()], Array<number>(10).fill(1), 'each run executed once');
+    const schedulers = (): Promise<{ key: string; pattern?: string }[]> => rawQueue((queue) => queue.getJobSchedulers(0, -1));
+    await waitFor('the schedule trigger registered again', async () => (await schedulers()).length === 1, 20_000, 250);
+    // One changed behind the gateways' backs (an older gateway's configuration) is put back as the store has it.
+    await rawQueue((queue) => queue.upsertJobScheduler(`agent-${AGENT}-0`, { pattern: '* * * * *' }, { name: 'schedule', data: {} }));
+    await waitFor('the stored pattern back', async () => (await schedulers())[0]?.pattern === '0 0 1 1 *', 20_000, 250);
+    assert.deepEqual(
+      (await schedulers()).map((s) => s.key),
+      [`agent-${AGENT}-0`],
+    );
   });
 });
