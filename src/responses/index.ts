@@ -86,7 +86,11 @@ export function createResponseStreams(deps: ResponseStreamsDeps): ResponseStream
   const leases = new ResponseLeases({ responses: deps.responses, owner: deps.owner, leaseMs: deps.leaseMs, now: deps.now, logger: deps.logger });
   const sweeper = createLapsedSweeper({ responses: deps.responses, live, logger: deps.logger, metrics: deps.metrics, now: deps.now });
   // A server database commits several transactions at once; the embedded one runs one at a time.
-  const turns = new TurnWriter(deps.turns, deps.logger, deps.config.store.driver === 'embedded' ? 1 : 4);
+  const turns = new TurnWriter(deps.turns, deps.logger, deps.config.store.driver === 'embedded' ? 1 : 4, {
+    ...(deps.ping ? { ping: deps.ping } : {}),
+    // Held as long as the response's lease: past it, the lapsed-lease sweeper may mark the response failed.
+    endRetryMs: deps.leaseMs,
+  });
   let closing: Promise<void> | null = null;
   return {
     live,

@@ -8,7 +8,13 @@
 // flight keep latency down at low concurrency); the embedded one runs one transaction at a time.
 //
 // A commit that fails is retried write by write, so one bad write (a row the store refuses) fails only
-// its own response, not every response of its window.
+// its own response, not every response of its window. A commit that fails because the store is away
+// (it does not answer its ping: a database restart, a failover, the embedded database's process
+// restarting) fails its beginnings at once (their callers have sent nothing yet and answer 500), and
+// keeps its ends: their callers have been sent the whole response, so its final state is written once
+// the store is back, retried with backoff for up to `endRetryMs` (the response's lease is held
+// meanwhile), rather than left for the lapsed-lease sweeper to mark failed. Ends kept that way wait
+// outside the commit slots, so that the writes of a store that came back are not queued behind them.
 import type { Logger } from 'winston';
 import type { TurnBegin, TurnEnd, TurnRepository } from '../store/port';
 
@@ -21,6 +27,15 @@ interface Pending<T, R> {
 /** Writes per commit: bounds one statement's JSON parameter. */
 const MAX_BATCH = 256;
 
+export interface TurnWriterOptions {
+  /** The store's health check (Store.ping): without it a failed commit is never taken for the store being away. */
+  ping?: () => Promise<void>;
+  /** How long an end is retried while the store is away (default 30 s: queue.leaseSeconds' default). */
+  endRetryMs?: number;
+  /** First delay between retries, doubled per failure up to 2 s (default 100 ms). */
+  retryBaseMs?: number;
+}
+
 export class TurnWriter {
   private begins: Pending<TurnBegin, void>[] = [];
   private ends: Pending<TurnEnd, boolean>[] = [];
@@ -28,10 +43,17 @@ export class TurnWriter {
   private readonly inFlight = new Set<Promise<void>>();
   private scheduled = false;
 
+  /** Ends kept while the store is away, with when each gives up. */
+  private stranded: { pending: Pending<TurnEnd, boolean>; until: number }[] = [];
+  private strandedTimer: NodeJS.Timeout | null = null;
+  private strandedDelayMs = 0;
+  private strandedRetry: Promise<void> | null = null;
+
   constructor(
     private readonly turns: TurnRepository,
     private readonly logger: Logger,
     private readonly maxInFlight = 1,
+    private readonly options: TurnWriterOptions = {},
   ) {}
 
   /** Stores the turn's beginning (its new conversation and its response record). */
@@ -55,6 +77,13 @@ export class TurnWriter {
     while (this.running > 0 || this.scheduled || this.begins.length > 0 || this.ends.length > 0) {
       if (this.running === 0 && !this.scheduled) this.schedule();
       await (this.running > 0 ? Promise.race(this.inFlight) : new Promise((resolve) => setImmediate(resolve)));
+    }
+    // Ends kept for a store that is away get one last attempt each, now.
+    if (this.stranded.length > 0 || this.strandedRetry) {
+      if (this.strandedTimer) clearTimeout(this.strandedTimer);
+      this.strandedTimer = null;
+      await this.strandedRetry;
+      while (this.stranded.length > 0) await this.retryStranded(true);
     }
   }
 
@@ -93,6 +122,11 @@ export class TurnWriter {
       for (const p of ends) p.resolve(applied.has(p.op.responseId));
       return;
     } catch (err) {
+      if (ends.length > 0 && !(await this.storeAnswers())) {
+        for (const p of begins) p.reject(err);
+        this.strand(ends);
+        return;
+      }
       if (begins.length + ends.length === 1) {
         begins[0]?.reject(err);
         ends[0]?.reject(err);
@@ -119,6 +153,79 @@ export class TurnWriter {
       } catch (err) {
         p.reject(err);
       }
+    }
+  }
+
+  /** True when the store answers its ping (or there is no ping to ask): a failure was its answer, not its absence. */
+  private async storeAnswers(): Promise<boolean> {
+    if (!this.options.ping) return true;
+    return this.options.ping().then(
+      () => true,
+      () => false,
+    );
+  }
+
+  private strand(ends: Pending<TurnEnd, boolean>[]): void {
+    const until = Date.now() + (this.options.endRetryMs ?? 30_000);
+    if (this.stranded.length === 0 && !this.strandedRetry) {
+      this.strandedDelayMs = this.options.retryBaseMs ?? 100;
+      this.logger.warn('stored turns: the store is unreachable; the ends of responses already sent are retried until it is back', {
+        component: 'response-turns',
+        count: ends.length,
+      });
+    }
+    for (const pending of ends) this.stranded.push({ pending, until });
+    this.armStranded();
+  }
+
+  private armStranded(): void {
+    if (this.strandedTimer || this.strandedRetry || this.stranded.length === 0) return;
+    const delay = Math.round(this.strandedDelayMs * (0.5 + Math.random() / 2));
+    this.strandedTimer = setTimeout(() => {
+      this.strandedTimer = null;
+      this.strandedRetry = this.retryStranded(false).finally(() => {
+        this.strandedRetry = null;
+        this.armStranded();
+      });
+    }, delay);
+  }
+
+  /** One attempt at every kept end: all in one commit, or one by one once the store answers (a refusal fails only its own). */
+  private async retryStranded(last: boolean): Promise<void> {
+    const kept = this.stranded.splice(0, MAX_BATCH);
+    try {
+      const { finished } = await this.turns.commit(
+        [],
+        kept.map((k) => k.pending.op),
+      );
+      const applied = new Set(finished);
+      for (const k of kept) k.pending.resolve(applied.has(k.pending.op.responseId));
+      if (this.stranded.length === 0) this.logger.info('stored turns: the store is back; kept ends written', { component: 'response-turns' });
+      this.strandedDelayMs = this.options.retryBaseMs ?? 100;
+      return;
+    } catch (err) {
+      if (last || (await this.storeAnswers())) {
+        for (const k of kept) {
+          try {
+            const { finished } = await this.turns.commit([], [k.pending.op]);
+            k.pending.resolve(finished.includes(k.pending.op.responseId));
+          } catch (each) {
+            k.pending.reject(each);
+          }
+        }
+        return;
+      }
+      const now = Date.now();
+      const expired = kept.filter((k) => k.until <= now);
+      for (const k of expired) k.pending.reject(err);
+      if (expired.length > 0) {
+        this.logger.error('stored turns: the store stayed unreachable; ends given up (their responses will be marked failed)', {
+          component: 'response-turns',
+          count: expired.length,
+        });
+      }
+      this.stranded.unshift(...kept.filter((k) => k.until > now));
+      this.strandedDelayMs = Math.min(2000, this.strandedDelayMs * 2);
     }
   }
 }

@@ -38,10 +38,16 @@ class RecordingTurns implements TurnRepository {
   private gates: (() => void)[] = [];
   held = false;
   refuse = new Set<string>();
+  /** The store away: every commit fails, and so does the ping. */
+  away = false;
+  readonly ping = async (): Promise<void> => {
+    if (this.away) throw new Error('connect ECONNREFUSED');
+  };
 
   async commit(begins: readonly TurnBegin[], ends: readonly TurnEnd[]): Promise<{ finished: string[] }> {
     this.commits.push({ begins: begins.map((b) => b.response.id), ends: ends.map((e) => e.responseId) });
     if (this.held) await new Promise<void>((resolve) => this.gates.push(resolve));
+    if (this.away) throw new Error('connect ECONNREFUSED');
     const ids = [...begins.map((b) => b.response.id), ...ends.map((e) => e.responseId)];
     if (ids.some((id) => this.refuse.has(id))) throw new Error('refused');
     return { finished: ends.map((e) => e.responseId).filter((id) => id !== 'already-final') };
@@ -125,5 +131,59 @@ describe('TurnWriter: group commit of stored turns', () => {
     setTimeout(() => turns.release(), 30);
     await writer.drain();
     assert.equal(await pending, true);
+  });
+
+  describe('a store that is away (it does not answer its ping)', () => {
+    const settled = async <T>(promise: Promise<T>, ms: number): Promise<boolean> => {
+      let done = false;
+      void promise.then(
+        () => (done = true),
+        () => (done = true),
+      );
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return done;
+    };
+
+    it('fails its beginnings at once and keeps its ends, written once it is back (their callers were sent the whole response)', async () => {
+      const turns = new RecordingTurns();
+      const writer = new TurnWriter(turns, silentLogger, 1, { ping: turns.ping, retryBaseMs: 10, endRetryMs: 10_000 });
+      turns.away = true;
+      const started = writer.begin(begin('b1'));
+      const ended = writer.end(end('e1'));
+      await assert.rejects(started, /ECONNREFUSED/);
+      assert.equal(await settled(ended, 100), false, 'the end waits for the store');
+      const attempts = turns.commits.length;
+      assert.ok(attempts >= 3, `retried with backoff (${attempts} commits)`);
+      // Meanwhile a new beginning is not queued behind the kept end: it fails at once too.
+      await assert.rejects(writer.begin(begin('b2')), /ECONNREFUSED/);
+      turns.away = false;
+      assert.equal(await ended, true);
+      assert.deepEqual(turns.commits.at(-1), { begins: [], ends: ['e1'] });
+    });
+
+    it('gives an end up once it was kept endRetryMs; without a ping a failure is the store refusing, as before', async () => {
+      const turns = new RecordingTurns();
+      const writer = new TurnWriter(turns, silentLogger, 1, { ping: turns.ping, retryBaseMs: 10, endRetryMs: 150 });
+      turns.away = true;
+      const t0 = Date.now();
+      await assert.rejects(writer.end(end('e1')), /ECONNREFUSED/);
+      assert.ok(Date.now() - t0 >= 150, 'kept for endRetryMs');
+
+      const unpinged = new RecordingTurns();
+      unpinged.away = true;
+      await assert.rejects(new TurnWriter(unpinged, silentLogger).end(end('e2')), /ECONNREFUSED/);
+      assert.equal(unpinged.commits.length, 1);
+    });
+
+    it('drain() makes one last attempt at the kept ends', async () => {
+      const turns = new RecordingTurns();
+      const writer = new TurnWriter(turns, silentLogger, 1, { ping: turns.ping, retryBaseMs: 60_000, endRetryMs: 120_000 });
+      turns.away = true;
+      const ended = writer.end(end('e1'));
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      turns.away = false;
+      await writer.drain();
+      assert.equal(await ended, true);
+    });
   });
 });

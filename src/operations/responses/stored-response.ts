@@ -80,8 +80,6 @@ export function storedResponse(
       } catch (err) {
         // The log is incomplete; the final object is still written (a plain GET stays right).
         services.logger.warn('response event log not fully stored', { responseId: id, errorName: err instanceof Error ? err.name : 'unknown' });
-      } finally {
-        streams.leases.release(id);
       }
       const status = String(final['status']);
       const outcome: ResponseOutcome = {
@@ -95,16 +93,22 @@ export function storedResponse(
         // The response itself is still written: its caller got it; the conversation lacks this turn.
         services.logger.error('conversation turn items not built', { responseId: id, errorName: err instanceof Error ? err.name : 'unknown' });
       }
-      await streams.turns.end({
-        responseId: id,
-        outcome,
-        conversationId: turn.conversation.id,
-        items: ending.items,
-        contextTokens: ending.contextTokens,
-        // A continuing turn's record was written before its input was inspected: its input items now.
-        ...(turn.recordStored ? { inputItems: init.inputItems } : {}),
-        ...(rest.length > 0 ? { events: eventRecords(rest) } : {}),
-      });
+      try {
+        await streams.turns.end({
+          responseId: id,
+          outcome,
+          conversationId: turn.conversation.id,
+          items: ending.items,
+          contextTokens: ending.contextTokens,
+          // A continuing turn's record was written before its input was inspected: its input items now.
+          ...(turn.recordStored ? { inputItems: init.inputItems } : {}),
+          ...(rest.length > 0 ? { events: eventRecords(rest) } : {}),
+        });
+      } finally {
+        // Held until the end is written: an end waiting for a store that is away (TurnWriter) keeps the
+        // response from the lapsed-lease sweeper meanwhile.
+        streams.leases.release(id);
+      }
       streams.log.storedWithEnd(rest);
     },
   };
