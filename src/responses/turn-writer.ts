@@ -48,6 +48,7 @@ export class TurnWriter {
   private strandedTimer: NodeJS.Timeout | null = null;
   private strandedDelayMs = 0;
   private strandedRetry: Promise<void> | null = null;
+  private draining = false;
 
   constructor(
     private readonly turns: TurnRepository,
@@ -78,12 +79,17 @@ export class TurnWriter {
       if (this.running === 0 && !this.scheduled) this.schedule();
       await (this.running > 0 ? Promise.race(this.inFlight) : new Promise((resolve) => setImmediate(resolve)));
     }
-    // Ends kept for a store that is away get one last attempt each, now.
+    // Ends kept for a store that is away get one last attempt each, now (no timer re-armed meanwhile).
     if (this.stranded.length > 0 || this.strandedRetry) {
-      if (this.strandedTimer) clearTimeout(this.strandedTimer);
-      this.strandedTimer = null;
-      await this.strandedRetry;
-      while (this.stranded.length > 0) await this.retryStranded(true);
+      this.draining = true;
+      try {
+        if (this.strandedTimer) clearTimeout(this.strandedTimer);
+        this.strandedTimer = null;
+        await this.strandedRetry;
+        while (this.stranded.length > 0) await this.retryStranded(true);
+      } finally {
+        this.draining = false;
+      }
     }
   }
 
@@ -179,7 +185,7 @@ export class TurnWriter {
   }
 
   private armStranded(): void {
-    if (this.strandedTimer || this.strandedRetry || this.stranded.length === 0) return;
+    if (this.strandedTimer || this.strandedRetry || this.draining || this.stranded.length === 0) return;
     const delay = Math.round(this.strandedDelayMs * (0.5 + Math.random() / 2));
     this.strandedTimer = setTimeout(() => {
       this.strandedTimer = null;
@@ -193,6 +199,7 @@ export class TurnWriter {
   /** One attempt at every kept end: all in one commit, or one by one once the store answers (a refusal fails only its own). */
   private async retryStranded(last: boolean): Promise<void> {
     const kept = this.stranded.splice(0, MAX_BATCH);
+    if (kept.length === 0) return;
     try {
       const { finished } = await this.turns.commit(
         [],
