@@ -139,7 +139,8 @@ describe('live events over PostgreSQL NOTIFY', function () {
 describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
   this.timeout(20_000);
 
-  it('announces what was stored within one turn in one NOTIFY (every stored response end announces its own)', async () => {
+  /** A writer on a channel of its own and the NOTIFY payloads a plain LISTENing client receives on it. */
+  async function withListener(test: (writerSide: ReturnType<typeof createPostgresLiveEvents>, payloads: string[]) => Promise<void>): Promise<void> {
     const t = await openTestStore('postgres');
     const channel = `agw_test_${randomBytes(4).toString('hex')}`;
     const writerSide = createPostgresLiveEvents({ url: t.config.url!, logger: silentLogger, channel });
@@ -149,6 +150,16 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
       await listener.connect();
       listener.on('notification', (message) => payloads.push(message.payload ?? ''));
       await listener.query(`LISTEN "${channel}"`);
+      await test(writerSide, payloads);
+    } finally {
+      await listener.end();
+      await writerSide.close();
+      await t.cleanup();
+    }
+  }
+
+  it('announces what was stored within one turn in one NOTIFY (every stored response end announces its own)', async () => {
+    await withListener(async (writerSide, payloads) => {
       const [a, b, c] = [responseId(), responseId(), responseId()];
       writerSide.stored([{ responseId: a, from: 0, to: 4 }]);
       writerSide.stored([{ responseId: b, from: 0, to: 2 }]);
@@ -164,23 +175,11 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
       // A later turn is announced on its own.
       writerSide.stored([{ responseId: a, from: 5, to: 6 }]);
       await waitUntil('the second notification', () => payloads.length === 2, 3000);
-    } finally {
-      await listener.end();
-      await writerSide.close();
-      await t.cleanup();
-    }
+    });
   });
 
   it('sends one NOTIFY at a time on its connection: what is stored while one is in flight goes in the next, nothing lost', async () => {
-    const t = await openTestStore('postgres');
-    const channel = `agw_test_${randomBytes(4).toString('hex')}`;
-    const writerSide = createPostgresLiveEvents({ url: t.config.url!, logger: silentLogger, channel });
-    const listener = new pg.Client({ connectionString: t.config.url! });
-    const payloads: string[] = [];
-    try {
-      await listener.connect();
-      listener.on('notification', (message) => payloads.push(message.payload ?? ''));
-      await listener.query(`LISTEN "${channel}"`);
+    await withListener(async (writerSide, payloads) => {
       // Connected before the burst, so that the first NOTIFY is not also waiting for the connection.
       writerSide.stored([{ responseId: responseId(), from: 0, to: 0 }]);
       await waitUntil('the first notification', () => payloads.length === 1, 3000);
@@ -195,11 +194,7 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
       assert.deepEqual(announced(), ids, 'every range once, in order');
       // Without the one-at-a-time rule each turn sends its own NOTIFY (300) while the previous runs.
       assert.ok(payloads.length - 1 < ids.length / 3, `${payloads.length - 1} NOTIFYs for ${ids.length} turns`);
-    } finally {
-      await listener.end();
-      await writerSide.close();
-      await t.cleanup();
-    }
+    });
   });
 });
 
