@@ -49,7 +49,7 @@ export async function createStore(config: StoreConfig, deps: StoreDeps): Promise
       if (!config.url) throw new Error('store.url is required for the postgres store');
       const db = openPostgres({
         url: config.url,
-        onIdleError: (err) => deps.logger.warn('postgres connection error', { driver: 'postgres', errorMessage: err.message }),
+        onConnectionError: (err) => deps.logger.warn('postgres connection error', { driver: 'postgres', errorMessage: err.message }),
       });
       try {
         const store = createSqlStore(db);

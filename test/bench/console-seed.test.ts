@@ -129,7 +129,7 @@ describe('console seed (postgres)', function () {
   });
 
   it("reads an agent's run page through runs_agent_created, with no sort (migration 16)", async () => {
-    const db = openPostgres({ url: schema.url, onIdleError: () => undefined });
+    const db = openPostgres({ url: schema.url, onConnectionError: () => undefined });
     try {
       const plans: unknown[] = [];
       // The repository's own statement, explained instead of run.

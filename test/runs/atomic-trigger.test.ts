@@ -62,7 +62,7 @@ describe('atomic run trigger (PostgreSQL)', function () {
   before(async () => {
     upstream = await startRunUpstream();
     schema = await createTestSchema('trigger');
-    raw = openPostgres({ url: schema.url, onIdleError: () => undefined });
+    raw = openPostgres({ url: schema.url, onConnectionError: () => undefined });
     store = createSqlStore(faulty(raw, () => failAt));
     await store.migrate();
   });

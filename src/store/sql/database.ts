@@ -145,8 +145,11 @@ export async function openPglite(storePath: string): Promise<EmbeddedDatabase> {
 
 export interface PostgresOptions {
   url: string;
-  /** Called with errors of idle pooled connections (otherwise they would crash the process). */
-  onIdleError(err: Error): void;
+  /**
+   * Called with errors of pooled connections outside a query: idle ones, and one a transaction holds
+   * between its statements (unhandled, either would end the process). Once per connection.
+   */
+  onConnectionError(err: Error): void;
   max?: number;
 }
 
@@ -172,7 +175,7 @@ function pgQuery(text: string, params: readonly SqlParam[]): PgModule.QueryConfi
 export function openPostgres(options: PostgresOptions): SqlDatabase {
   const pg = loadPg();
   const pool = new pg.Pool({ connectionString: options.url, max: options.max ?? 10, connectionTimeoutMillis: 10_000 });
-  pool.on('error', options.onIdleError);
+  pool.on('error', options.onConnectionError);
   return {
     kind: 'postgres',
     async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
@@ -181,6 +184,15 @@ export function openPostgres(options: PostgresOptions): SqlDatabase {
     async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       let broken = false;
+      // A checked-out connection has no listener of the pool's: an error event on it while no query of
+      // it runs (the server restarting between two statements of the transaction) would otherwise be
+      // unhandled and end the process. Its query then fails, and the connection is not reused.
+      const onError = (err: Error): void => {
+        // The server's FATAL message, then the socket's end: the first says why.
+        if (!broken) options.onConnectionError(err);
+        broken = true;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await fn({
@@ -196,6 +208,7 @@ export function openPostgres(options: PostgresOptions): SqlDatabase {
         });
         throw err;
       } finally {
+        client.off('error', onError);
         client.release(broken);
       }
     },
