@@ -152,6 +152,11 @@ export class TurnWriter {
         p.reject(err);
       }
     }
+    await this.endOneByOne(ends);
+  }
+
+  /** Each end in a commit of its own: one the store refuses fails alone. */
+  private async endOneByOne(ends: readonly Pending<TurnEnd, boolean>[]): Promise<void> {
     for (const p of ends) {
       try {
         const { finished } = await this.turns.commit([], [p.op]);
@@ -171,10 +176,14 @@ export class TurnWriter {
     );
   }
 
+  private get retryBaseMs(): number {
+    return this.options.retryBaseMs ?? 100;
+  }
+
   private strand(ends: Pending<TurnEnd, boolean>[]): void {
     const until = Date.now() + (this.options.endRetryMs ?? 30_000);
     if (this.stranded.length === 0 && !this.strandedRetry) {
-      this.strandedDelayMs = this.options.retryBaseMs ?? 100;
+      this.strandedDelayMs = this.retryBaseMs;
       this.logger.warn('stored turns: the store is unreachable; the ends of responses already sent are retried until it is back', {
         component: 'response-turns',
         count: ends.length,
@@ -208,18 +217,11 @@ export class TurnWriter {
       const applied = new Set(finished);
       for (const k of kept) k.pending.resolve(applied.has(k.pending.op.responseId));
       if (this.stranded.length === 0) this.logger.info('stored turns: the store is back; kept ends written', { component: 'response-turns' });
-      this.strandedDelayMs = this.options.retryBaseMs ?? 100;
+      this.strandedDelayMs = this.retryBaseMs;
       return;
     } catch (err) {
       if (last || (await this.storeAnswers())) {
-        for (const k of kept) {
-          try {
-            const { finished } = await this.turns.commit([], [k.pending.op]);
-            k.pending.resolve(finished.includes(k.pending.op.responseId));
-          } catch (each) {
-            k.pending.reject(each);
-          }
-        }
+        await this.endOneByOne(kept.map((k) => k.pending));
         return;
       }
       const now = Date.now();
