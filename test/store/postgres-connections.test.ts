@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { openPostgres } from '../../src/store/sql/database';
 import { databaseUrl } from '../helpers/store';
+import { waitFor } from '../helpers/wait';
 
 describe('postgres connections ended by the server', function () {
   this.timeout(20_000);
@@ -21,8 +22,8 @@ describe('postgres connections ended by the server', function () {
           // What `service postgresql restart` does to every backend (SQLSTATE 57P01).
           await admin.query('SELECT pg_terminate_backend($1)', [row!.pid]);
           // The server's FATAL arrives while no statement of the transaction runs: an 'error' event on
-          // the checked-out connection (unhandled, it ended the gateway).
-          await new Promise((resolve) => setTimeout(resolve, 300));
+          // the checked-out connection (unhandled, it ended the gateway; mocha reports it uncaught).
+          await waitFor(() => reported.length > 0, { what: 'the connection error reported' });
           await tx.query('SELECT 1');
         }),
       );
