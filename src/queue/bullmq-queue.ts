@@ -2,6 +2,7 @@
 // and register the schedule triggers as BullMQ job schedulers; `agent-gateway worker` processes consume.
 // Job ids deduplicate: a run is queued once under its run id; retries and recoveries use suffixed keys.
 import { Queue, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
 import type { Logger } from 'winston';
 import { errorFields } from '../log/logger';
 import type { EnqueueOptions, JobProcessor, QueueConsumer, QueueDepth, QueueJob, RunQueue, ScheduleEntry } from './port';
@@ -28,11 +29,20 @@ function schedulerId(entry: Pick<ScheduleEntry, 'agentId' | 'triggerIndex'>): st
 export class BullmqQueue implements RunQueue {
   readonly driver = 'bullmq' as const;
   private readonly queue: Queue<QueueJob>;
+  /**
+   * The Queue's connection (adds, schedulers, counts), ours to close. Its commands fail while Redis is
+   * away instead of waiting in ioredis's offline queue for it to come back: a run trigger's add waited
+   * for the whole outage (and the caller's request with it), though the run is committed first and the
+   * recovery sweep queues it anyway. One retry: a command in flight when the connection drops fails
+   * after one reconnect attempt. BullMQ waits for the first connection before a Queue's first command.
+   */
+  private readonly producer: Redis;
   private readonly workers = new Set<Worker<QueueJob>>();
 
   constructor(private readonly options: BullmqQueueOptions) {
+    this.producer = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
     this.queue = new Queue<QueueJob>(RUN_QUEUE_NAME, {
-      connection: this.connection(),
+      connection: this.producer,
       prefix: options.prefix,
       defaultJobOptions: {
         // Finished jobs are dropped so a later job of the same run (recovery) is not blocked by its id.
@@ -132,5 +142,7 @@ export class BullmqQueue implements RunQueue {
     await Promise.all([...this.workers].map((w) => w.close()));
     this.workers.clear();
     await this.queue.close();
+    // QUIT cannot be sent while Redis is away (no offline queue): the connection is dropped instead.
+    await this.producer.quit().catch(() => this.producer.disconnect());
   }
 }

@@ -9,7 +9,8 @@ import { createLogger } from '../../src/log/logger';
 import { RUN_QUEUE_NAME } from '../../src/queue/bullmq-queue';
 import { startWorkerRuntime, type Runtime } from '../../src/runtime';
 import { syncConfiguredState } from '../../src/startup';
-import { startTestGateway, testConfig, type TestGateway } from '../helpers/gateway';
+import { startTestGateway, TEST_KEYS, testConfig, type TestGateway } from '../helpers/gateway';
+import { startTcpProxy } from '../helpers/process';
 import { openTestStore, type TestStore } from '../helpers/store';
 import { startRunUpstream, type RunUpstream } from '../fixtures/upstreams/run-upstream';
 import { ADMIN, AGENT, runConfig, waitFor, waitForStatus } from '../runs/helpers';
@@ -192,5 +193,43 @@ describe('bullmq queue (Redis + PostgreSQL)', function () {
       (await schedulers()).map((s) => s.key),
       [`agent-${AGENT}-0`],
     );
+  });
+
+  it('a Redis that is away: a trigger answers at once with its committed run, queued by the recovery sweep when Redis is back', async () => {
+    // The gateway reaches Redis through a relay the test cuts; the worker (and its sweeps) directly.
+    const proxy = await startTcpProxy(Number(new URL(REDIS_URL).port || 6379));
+    let restored = false;
+    let safety: NodeJS.Timeout | undefined;
+    try {
+      const gw = await startTestGateway({
+        store: testStore.store,
+        config: { ...patch, queue: { ...(patch['queue'] as Record<string, unknown>), redisUrl: `redis://127.0.0.1:${proxy.port}` } },
+      });
+      gateways.push(gw);
+      await startWorker();
+      await proxy.cut();
+      // Without the fix the trigger waited for Redis: bring it back after 8 s so that case fails on time, not by hanging.
+      safety = setTimeout(() => void proxy.restore().then(() => (restored = true)), 8_000);
+      const started = Date.now();
+      const res = await fetch(`${gw.url}/v1/agents/runs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TEST_KEYS.admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ agentId: AGENT, inputs: [{ name: 'Topic', value: 'redis away' }] }),
+      });
+      const elapsed = Date.now() - started;
+      assert.equal(res.status, 202, await res.clone().text());
+      assert.ok(elapsed < 2_000, `the trigger answered after ${elapsed} ms`);
+      assert.equal(restored, false);
+      const { runId } = (await res.json()) as { runId: string };
+      assert.equal((await testStore.store.runs.get(runId))?.status, 'in_progress');
+      clearTimeout(safety);
+      await proxy.restore();
+      // Nobody enqueued it: the worker's recovery sweep does, once the run is older than the lease (3 s).
+      assert.equal((await waitForStatus(testStore.store, runId, 'terminal', 20_000)).status, 'success');
+      assert.equal(upstream.stepCalls().filter((c) => c.prompt.includes('redis away')).length, 1);
+    } finally {
+      clearTimeout(safety);
+      await proxy.close();
+    }
   });
 });
