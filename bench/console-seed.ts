@@ -115,7 +115,7 @@ export async function seedConsole(databaseUrl: string, scale: SeedScale, options
   const started = Date.now();
   const logger = createLogger({ level: 'error', silent: true });
   // The store runs its migrations and loads the configured state as a gateway would.
-  const store = await createStore({ driver: 'postgres', url: databaseUrl, path: '', retentionDays: 0 }, { logger });
+  const store = await createStore({ driver: 'postgres', url: databaseUrl, path: '', retentionDays: 0, queryTimeoutMs: 0 }, { logger });
   const client = new pg.Client({ connectionString: databaseUrl });
   try {
     await client.connect();

@@ -26,6 +26,8 @@ export interface StoreConfig {
   url?: string;
   /** Retention of runs, responses and their event logs, in days (0 keeps forever). */
   retentionDays: number;
+  /** postgres: statement time limit in ms (statement_timeout; unanswered ones dropped 2 s later). 0: none. */
+  queryTimeoutMs: number;
 }
 
 export interface QueueConfig {

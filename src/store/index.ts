@@ -49,6 +49,7 @@ export async function createStore(config: StoreConfig, deps: StoreDeps): Promise
       if (!config.url) throw new Error('store.url is required for the postgres store');
       const db = openPostgres({
         url: config.url,
+        queryTimeoutMs: config.queryTimeoutMs,
         onConnectionError: (err) => deps.logger.warn('postgres connection error', { driver: 'postgres', errorMessage: err.message }),
       });
       try {

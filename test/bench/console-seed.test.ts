@@ -31,7 +31,7 @@ describe('console seed (postgres)', function () {
     assert.equal(result.seeded, true);
     client = new pg.Client({ connectionString: schema.url });
     await client.connect();
-    store = await createStore({ driver: 'postgres', url: schema.url, path: '', retentionDays: 0 }, { logger });
+    store = await createStore({ driver: 'postgres', url: schema.url, path: '', retentionDays: 0, queryTimeoutMs: 0 }, { logger });
   });
 
   after(async () => {

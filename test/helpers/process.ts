@@ -150,12 +150,19 @@ export interface TcpProxy {
   cut(): Promise<void>;
   /** Listens again on the same port. */
   restore(): Promise<void>;
+  /**
+   * Drops every byte both ways from now on, connections left open and new ones accepted: a network
+   * partition (packets lost, no reset), until heal(). What was dropped is not sent later.
+   */
+  silence(): void;
+  heal(): void;
   close(): Promise<void>;
 }
 
 /** A TCP relay to 127.0.0.1:targetPort that a test can cut, to make Redis or a database vanish. */
 export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
+  let silent = false;
   const server = net.createServer((client) => {
     const upstream = net.connect(targetPort, '127.0.0.1');
     for (const s of [client, upstream]) {
@@ -166,7 +173,10 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
         upstream.destroy();
       });
     }
-    client.pipe(upstream).pipe(client);
+    client.on('data', (bytes: Buffer) => void (silent || upstream.write(bytes)));
+    upstream.on('data', (bytes: Buffer) => void (silent || client.write(bytes)));
+    client.on('end', () => upstream.end());
+    upstream.on('end', () => client.end());
   });
   let port = 0;
   const listen = (): Promise<void> =>
@@ -184,5 +194,12 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     await closed;
   };
   await listen();
-  return { port, cut, restore: listen, close: cut };
+  return {
+    port,
+    cut,
+    restore: listen,
+    silence: () => void (silent = true),
+    heal: () => void (silent = false),
+    close: cut,
+  };
 }

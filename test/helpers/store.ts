@@ -73,7 +73,7 @@ export async function createTestSchema(prefix = 'test'): Promise<{ schema: strin
  */
 export async function migratedTestSchema(prefix: string): Promise<{ schema: string; url: string; client: pg.Client; drop(): Promise<void> }> {
   const created = await createTestSchema(prefix);
-  const store = await createStore({ driver: 'postgres', path: '', url: created.url, retentionDays: 30 }, { logger: testLogger() });
+  const store = await createStore({ driver: 'postgres', path: '', url: created.url, retentionDays: 30, queryTimeoutMs: 15_000 }, { logger: testLogger() });
   await store.close();
   const client = new pg.Client({ connectionString: created.url });
   await client.connect();
@@ -93,7 +93,7 @@ export async function openTestStore(driver: TestStoreDriver, options: { retentio
   switch (driver) {
     case 'embedded': {
       const dir = await mkdtemp(path.join(os.tmpdir(), 'agw-store-'));
-      const config: StoreConfig = { driver: 'embedded', path: dir, retentionDays };
+      const config: StoreConfig = { driver: 'embedded', path: dir, retentionDays, queryTimeoutMs: 15_000 };
       try {
         await cp(await embeddedTemplate(), dir, { recursive: true });
         const store = await createStore(config, { logger });
@@ -112,7 +112,7 @@ export async function openTestStore(driver: TestStoreDriver, options: { retentio
     }
     case 'postgres': {
       const schema = await createTestSchema('store');
-      const config: StoreConfig = { driver: 'postgres', path: '', url: schema.url, retentionDays };
+      const config: StoreConfig = { driver: 'postgres', path: '', url: schema.url, retentionDays, queryTimeoutMs: 15_000 };
       try {
         const store = await createStore(config, { logger });
         return {
@@ -134,7 +134,7 @@ export async function openTestStore(driver: TestStoreDriver, options: { retentio
       const database = `agw_test_${randomBytes(6).toString('hex')}`;
       const parsed = new URL(base);
       parsed.pathname = `/${database}`;
-      const config: StoreConfig = { driver: 'mongodb', path: '', url: parsed.toString(), retentionDays };
+      const config: StoreConfig = { driver: 'mongodb', path: '', url: parsed.toString(), retentionDays, queryTimeoutMs: 15_000 };
       const store = await createStore(config, { logger });
       return {
         store,
@@ -158,7 +158,7 @@ function embeddedTemplate(): Promise<string> {
   template ??= (async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'agw-store-template-'));
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    const store = await createStore({ driver: 'embedded', path: dir, retentionDays: 30 }, { logger: testLogger() });
+    const store = await createStore({ driver: 'embedded', path: dir, retentionDays: 30, queryTimeoutMs: 15_000 }, { logger: testLogger() });
     await store.close();
     return dir;
   })();

@@ -95,7 +95,7 @@ for (const mode of ['redis', 'postgres'] as const) {
       schema = await createTestSchema('respx');
       prefix = `agwrespx${randomBytes(4).toString('hex')}`;
       const config: Pick<GatewayConfig, 'store' | 'queue'> = {
-        store: { driver: 'postgres', path: '', url: schema.url, retentionDays: 30 },
+        store: { driver: 'postgres', path: '', url: schema.url, retentionDays: 30, queryTimeoutMs: 15_000 },
         queue: { driver: mode === 'redis' ? 'bullmq' : 'inline', redisUrl: REDIS_URL, prefix, concurrency: 1, leaseSeconds: 30 },
       };
       store = await createStore(config.store, { logger });

@@ -63,7 +63,7 @@ describe('exactly-once run execution under a stalled event loop (PostgreSQL, inl
   before(async () => {
     upstream = await startRunUpstream();
     schema = await createTestSchema('stall');
-    store = await createStore({ driver: 'postgres', path: '', url: schema.url, retentionDays: 30 }, { logger });
+    store = await createStore({ driver: 'postgres', path: '', url: schema.url, retentionDays: 30, queryTimeoutMs: 15_000 }, { logger });
   });
   beforeEach(() => {
     upstream.clear();

@@ -29,7 +29,7 @@ describe('opening stores', function () {
 
   it('postgres: an unreachable server gives a one-line reason without credentials', async () => {
     await assert.rejects(
-      createStore({ driver: 'postgres', path: '', url: 'postgres://app:hunter2@127.0.0.1:1/nowhere', retentionDays: 30 }, { logger }),
+      createStore({ driver: 'postgres', path: '', url: 'postgres://app:hunter2@127.0.0.1:1/nowhere', retentionDays: 30, queryTimeoutMs: 15_000 }, { logger }),
       (err) => assertOneLine(err, /^cannot open the postgres store at postgres:\/\/127\.0\.0\.1:1\/nowhere: .*ECONNREFUSED/),
     );
   });
@@ -37,7 +37,7 @@ describe('opening stores', function () {
   it('mongodb: an unreachable server gives a one-line reason without credentials', async () => {
     await assert.rejects(
       createStore(
-        { driver: 'mongodb', path: '', url: 'mongodb://app:hunter2@127.0.0.1:1/nowhere?serverSelectionTimeoutMS=300', retentionDays: 30 },
+        { driver: 'mongodb', path: '', url: 'mongodb://app:hunter2@127.0.0.1:1/nowhere?serverSelectionTimeoutMS=300', retentionDays: 30, queryTimeoutMs: 15_000 },
         { logger },
       ),
       (err) => assertOneLine(err, /^cannot open the mongodb store at mongodb:\/\/127\.0\.0\.1:1\/nowhere: /),
@@ -49,7 +49,7 @@ describe('opening stores', function () {
     try {
       const file = path.join(dir, 'not-a-dir');
       await writeFile(file, 'x');
-      await assert.rejects(createStore({ driver: 'embedded', path: file, retentionDays: 30 }, { logger }), (err) =>
+      await assert.rejects(createStore({ driver: 'embedded', path: file, retentionDays: 30, queryTimeoutMs: 15_000 }, { logger }), (err) =>
         assertOneLine(err, /^cannot open the embedded store at .*not-a-dir: /),
       );
     } finally {
@@ -60,7 +60,7 @@ describe('opening stores', function () {
   it('postgres: several processes starting at once migrate once (advisory lock)', async () => {
     const schema = await createTestSchema('migrate');
     try {
-      const config = { driver: 'postgres' as const, path: '', url: schema.url, retentionDays: 30 };
+      const config = { driver: 'postgres' as const, path: '', url: schema.url, retentionDays: 30, queryTimeoutMs: 15_000 };
       const stores = await Promise.all([1, 2, 3, 4].map(() => createStore(config, { logger })));
       await Promise.all(stores.map((s) => s.migrate()));
       await Promise.all(stores.map((s) => s.close()));
@@ -106,7 +106,7 @@ describe('opening stores', function () {
       assert.equal(sharedBuffers, '4MB'); // PGLITE_SHARED_BUFFERS: the embedded database's memory budget
       assert.equal(walBuffers, '1MB'); // PGLITE_WAL_BUFFERS: WAL written in runs, not a page at a time
       // The directory is complete: a second open finds it and does not initialise it again.
-      const store = await createStore({ driver: 'embedded', path: dir, retentionDays: 30 }, { logger });
+      const store = await createStore({ driver: 'embedded', path: dir, retentionDays: 30, queryTimeoutMs: 15_000 }, { logger });
       await store.close();
     } finally {
       await rm(dir, { recursive: true, force: true });

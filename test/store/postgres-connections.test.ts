@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { openPostgres } from '../../src/store/sql/database';
+import { startTcpProxy } from '../helpers/process';
 import { databaseUrl } from '../helpers/store';
 import { waitFor } from '../helpers/wait';
 
@@ -35,6 +36,89 @@ describe('postgres connections ended by the server', function () {
       await db.transaction(async (tx) => tx.query('SELECT 1'));
     } finally {
       await admin.end();
+      await db.close();
+    }
+  });
+});
+
+describe('postgres statements that take too long or are never answered (store.queryTimeoutMs)', function () {
+  this.timeout(30_000);
+
+  /** `work`'s outcome, or 'still waiting' when it has not settled within `ms`. */
+  async function within<T>(ms: number, work: Promise<T>): Promise<{ value?: T; error?: Error; waited: number } | 'still waiting'> {
+    const started = Date.now();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'still waiting'>((resolve) => (timer = setTimeout(() => resolve('still waiting'), ms)));
+    try {
+      return await Promise.race([
+        work.then(
+          (value) => ({ value, waited: Date.now() - started }),
+          (error: Error) => ({ error, waited: Date.now() - started }),
+        ),
+        late,
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  it('a network partition: statements in flight fail a little after the limit and the pool serves again once the network heals', async () => {
+    const proxy = await startTcpProxy(Number(new URL(databaseUrl()).port || 5432));
+    const url = new URL(databaseUrl());
+    url.host = `127.0.0.1:${proxy.port}`;
+    const db = openPostgres({ url: url.toString(), onConnectionError: () => undefined, max: 2, queryTimeoutMs: 300 });
+    try {
+      // Two pooled connections, both idle and handed out again below.
+      await Promise.all([db.query('SELECT 1'), db.query('SELECT 1')]);
+      proxy.silence();
+      const outcomes = await Promise.all([
+        within(8_000, db.query('SELECT 1')),
+        within(
+          8_000,
+          db.transaction(async (tx) => tx.query('SELECT 1')),
+        ),
+      ]);
+      for (const outcome of outcomes) {
+        // Without the limit both wait for the kernel to give up on the connection (~15 minutes).
+        assert.notEqual(outcome, 'still waiting');
+        if (outcome === 'still waiting') return;
+        assert.match(outcome.error?.message ?? '', /Query read timeout/);
+        // The limit (300 ms) and the 2 s grace; a transaction does not wait again for a ROLLBACK.
+        assert.ok(outcome.waited >= 2_000 && outcome.waited < 4_000, `failed after ${outcome.waited} ms`);
+      }
+      proxy.heal();
+      // The unanswered connections were dropped: the pool answers on new ones at once.
+      const after = await within(
+        3_000,
+        Promise.all([db.query<{ one: number }>('SELECT 1 AS one'), db.transaction(async (tx) => tx.query<{ one: number }>('SELECT 1 AS one'))]),
+      );
+      assert.notEqual(after, 'still waiting');
+      if (after !== 'still waiting') assert.deepEqual(after.value, [[{ one: 1 }], [{ one: 1 }]], after.error?.message);
+    } finally {
+      proxy.heal();
+      // (Without the limit, the pool's end would wait for the connections that never get an answer.)
+      await within(2_000, db.close());
+      await proxy.close();
+    }
+  });
+
+  it('a statement over the limit is cancelled by the server on a connection that stays usable; a migration is not limited', async () => {
+    const db = openPostgres({ url: databaseUrl(), onConnectionError: () => undefined, max: 1, queryTimeoutMs: 300 });
+    try {
+      await assert.rejects(db.query('SELECT pg_sleep(1)'), (err: Error & { code?: string }) => err.code === '57014');
+      await assert.rejects(
+        db.transaction(async (tx) => tx.query('SELECT pg_sleep(1)')),
+        (err: Error & { code?: string }) => err.code === '57014',
+      );
+      const [row] = await db.query<{ statement_timeout: string }>('SHOW statement_timeout');
+      assert.equal(row!.statement_timeout, '300ms');
+      // max: 1, so this is the connection whose statements were cancelled.
+      assert.deepEqual(await db.query('SELECT 1 AS one'), [{ one: 1 }]);
+      const slow = await db.transaction(async (tx) => tx.query<{ one: number }>('SELECT 1 AS one FROM pg_sleep(1)'), { unbounded: true });
+      assert.deepEqual(slow, [{ one: 1 }]);
+      // The lifted limit was the transaction's own (SET LOCAL).
+      assert.equal((await db.query<{ statement_timeout: string }>('SHOW statement_timeout'))[0]!.statement_timeout, '300ms');
+    } finally {
       await db.close();
     }
   });

@@ -29,7 +29,7 @@ describe('SQL event log in chunks', function () {
   let client: pg.Client;
   let store: Store | null = null;
   const open = (): Promise<Store> =>
-    createStore({ driver: 'postgres', path: '', url: schema.url, retentionDays: 30 }, { logger: createLogger({ silent: true }) });
+    createStore({ driver: 'postgres', path: '', url: schema.url, retentionDays: 30, queryTimeoutMs: 15_000 }, { logger: createLogger({ silent: true }) });
 
   before(async () => {
     schema = await createTestSchema('chunks');

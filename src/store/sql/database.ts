@@ -72,8 +72,13 @@ export interface SqlDatabase extends SqlExecutor {
    * executor passed in, never the database itself: PGlite has a single connection and serializes
    * transactions in-process, so querying the database from inside a transaction would wait forever.
    */
-  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>, options?: TransactionOptions): Promise<T>;
   close(): Promise<void>;
+}
+
+export interface TransactionOptions {
+  /** No time limit on its statements (schema migrations: an index built on a large table). */
+  unbounded?: boolean;
 }
 
 /**
@@ -151,6 +156,45 @@ export interface PostgresOptions {
    */
   onConnectionError(err: Error): void;
   max?: number;
+  /** store.queryTimeoutMs (postgresTimeouts says what it bounds); 0 or absent: no limit. */
+  queryTimeoutMs?: number;
+}
+
+/**
+ * How long past the server's own limit the gateway waits for an answer before it drops the connection:
+ * the server cancels a slow statement itself (statement_timeout) and the connection stays usable; only
+ * a server that cannot answer at all (a network partition) leaves the client-side limit to act.
+ */
+const UNANSWERED_GRACE_MS = 2000;
+/** The largest delay a Node timer takes: a statement of an unbounded transaction. */
+const NO_TIMER_LIMIT = 2 ** 31 - 1;
+
+/**
+ * Connection settings that keep a statement from waiting forever. Without them a network partition
+ * (packets dropped, no reset) left every pooled connection with a statement in flight waiting for the
+ * kernel to give up on it (~15 minutes): requests on them hung, and after the network healed the pool
+ * stayed wedged (all connections busy with answers that would never come, new requests waiting for one).
+ * - statement_timeout: the server cancels a statement running (or waiting for a lock) longer.
+ * - idle_in_transaction_session_timeout: the server ends a session whose transaction waits on its
+ *   client that long (a gateway cut off mid-transaction must not hold its row locks for hours).
+ * - query_timeout: node-postgres fails a statement not answered a little after that; its connection is
+ *   then dropped (pool.query releases it with the error; transaction() below).
+ * - TCP keepalive: an idle pooled connection to a vanished server is found dead, not handed out.
+ */
+export function postgresTimeouts(queryTimeoutMs: number | undefined): Partial<PgModule.ClientConfig> {
+  const keepAlive = { keepAlive: true, keepAliveInitialDelayMillis: 10_000 };
+  if (!queryTimeoutMs) return keepAlive;
+  return {
+    ...keepAlive,
+    statement_timeout: queryTimeoutMs,
+    idle_in_transaction_session_timeout: queryTimeoutMs,
+    query_timeout: queryTimeoutMs + UNANSWERED_GRACE_MS,
+  };
+}
+
+/** node-postgres's error for a statement not answered within query_timeout: its connection is unusable. */
+export function isUnanswered(err: unknown): boolean {
+  return err instanceof Error && err.message === 'Query read timeout';
 }
 
 /** Statement texts run as named prepared statements on PostgreSQL (see preparedStatement). */
@@ -172,17 +216,25 @@ function pgQuery(text: string, params: readonly SqlParam[]): PgModule.QueryConfi
   return name === undefined ? { text, values: driverParams(params) as unknown[] } : { name, text, values: driverParams(params) as unknown[] };
 }
 
+/** A statement of an unbounded transaction: no client-side limit (the server's is lifted by SET LOCAL). */
+function unboundedQuery(text: string, params: readonly SqlParam[]): PgModule.QueryConfig {
+  // query_timeout per statement: node-postgres's QueryConfig type does not declare it.
+  return { ...pgQuery(text, params), query_timeout: NO_TIMER_LIMIT } as PgModule.QueryConfig;
+}
+
 export function openPostgres(options: PostgresOptions): SqlDatabase {
   const pg = loadPg();
-  const pool = new pg.Pool({ connectionString: options.url, max: options.max ?? 10, connectionTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({ connectionString: options.url, max: options.max ?? 10, connectionTimeoutMillis: 10_000, ...postgresTimeouts(options.queryTimeoutMs) });
   pool.on('error', options.onConnectionError);
   return {
     kind: 'postgres',
     async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
       return (await pool.query<R & PgModule.QueryResultRow>(pgQuery(text, params))).rows;
     },
-    async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>, transactionOptions: TransactionOptions = {}): Promise<T> {
       const client = await pool.connect();
+      const unbounded = transactionOptions.unbounded === true;
+      const statement = unbounded ? unboundedQuery : pgQuery;
       let broken = false;
       // A checked-out connection has no listener of the pool's: an error event on it while no query of
       // it runs (the server restarting between two statements of the transaction) would otherwise be
@@ -194,18 +246,23 @@ export function openPostgres(options: PostgresOptions): SqlDatabase {
       };
       client.on('error', onError);
       try {
-        await client.query('BEGIN');
+        await client.query(statement('BEGIN', []));
+        if (unbounded) await client.query(statement('SET LOCAL statement_timeout = 0', []));
+        if (unbounded) await client.query(statement('SET LOCAL idle_in_transaction_session_timeout = 0', []));
         const result = await fn({
           async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
-            return (await client.query<R & PgModule.QueryResultRow>(pgQuery(text, params))).rows;
+            return (await client.query<R & PgModule.QueryResultRow>(statement(text, params))).rows;
           },
         });
-        await client.query('COMMIT');
+        await client.query(statement('COMMIT', []));
         return result;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => {
-          broken = true;
-        });
+        // An unanswered statement is still in flight on the connection: a ROLLBACK would wait behind it.
+        if (isUnanswered(err)) broken = true;
+        else
+          await client.query('ROLLBACK').catch(() => {
+            broken = true;
+          });
         throw err;
       } finally {
         client.off('error', onError);

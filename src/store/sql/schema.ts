@@ -536,5 +536,6 @@ export async function migrateSql(db: SqlDatabase): Promise<number[]> {
       done.push(migration.version);
     }
     return done;
-  });
+    // Unbounded: an index built on a large table, or a wait for another process's migrations.
+  }, { unbounded: true });
 }
