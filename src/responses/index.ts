@@ -40,7 +40,7 @@ export function createLiveEvents(deps: LiveEventsDeps): LiveEvents {
       return createInProcessLiveEvents();
     case 'postgres':
       if (!config.store.url) throw new Error('live events: store.url is required for the postgres store');
-      return createPostgresLiveEvents({ url: config.store.url, logger: deps.logger });
+      return createPostgresLiveEvents({ url: config.store.url, queryTimeoutMs: config.store.queryTimeoutMs, logger: deps.logger });
     case 'mongodb':
       return createInProcessLiveEvents({ mechanism: 'store-poll' });
   }

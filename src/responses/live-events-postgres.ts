@@ -7,6 +7,7 @@
 // resolves at once (with that fallback) rather than failing the reader.
 import type PgModule from 'pg';
 import type { Logger } from 'winston';
+import { postgresTimeouts } from '../store/sql/database';
 import { LocalReaders, SAFETY_POLL_MS, newOrigin, throttledReporter, type LiveEvents, type StoredRange } from './live-events';
 
 export interface PostgresLiveEventsOptions {
@@ -15,6 +16,8 @@ export interface PostgresLiveEventsOptions {
   /** The NOTIFY channel (database-wide, whatever the schema). */
   channel?: string;
   storePollMs?: number;
+  /** store.queryTimeoutMs: a NOTIFY not answered in time drops the connection (a new one is made). */
+  queryTimeoutMs?: number;
 }
 
 export const DEFAULT_CHANNEL = 'agw_response_events';
@@ -90,17 +93,21 @@ export function createPostgresLiveEvents(options: PostgresLiveEventsOptions): Li
     announceScheduled = false;
     if (notifying) return;
     notifying = true;
+    let client: PgModule.Client | null = null;
     try {
       while (!closed && announcing.length > 0) {
         const ranges = announcing;
         announcing = [];
-        const client = await connection();
+        client = await connection();
         // No connection: readers fall back on their periodic store read (see the file's head).
         if (!client) return;
         for (const payload of announcements(origin, ranges)) await client.query('SELECT pg_notify($1, $2)', [channel, payload]);
       }
     } catch (err) {
       report('live events: notify failed', err);
+      // Unanswered (a partition), the NOTIFY stays in flight and every later one would queue behind it:
+      // the next announcement gets a new connection.
+      if (client) lost(client);
     } finally {
       notifying = false;
     }
@@ -128,7 +135,7 @@ export function createPostgresLiveEvents(options: PostgresLiveEventsOptions): Li
     if (closed) return Promise.resolve(null);
     connecting ??= (async () => {
       const pg = loadPg();
-      const client = new pg.Client({ connectionString: options.url });
+      const client = new pg.Client({ connectionString: options.url, ...postgresTimeouts(options.queryTimeoutMs) });
       current = client;
       client.on('error', (err: Error) => {
         report('live events: notification connection lost', err);

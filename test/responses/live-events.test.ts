@@ -13,6 +13,7 @@ import { announcements, createPostgresLiveEvents } from '../../src/responses/liv
 import { createRedisLiveEvents } from '../../src/responses/live-events-redis';
 import { replayEvents } from '../../src/responses/replay';
 import type { StreamEvent } from '../../src/responses/stream-event';
+import { startTcpProxy } from '../helpers/process';
 import { openTestStore } from '../helpers/store';
 import { completedEvent, inProgressResponse, numbers, range, responseId, silentLogger, textEvent, waitUntil } from './helpers';
 
@@ -140,10 +141,14 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
   this.timeout(20_000);
 
   /** A writer on a channel of its own and the NOTIFY payloads a plain LISTENing client receives on it. */
-  async function withListener(test: (writerSide: ReturnType<typeof createPostgresLiveEvents>, payloads: string[]) => Promise<void>): Promise<void> {
+  async function withListener(
+    test: (writerSide: ReturnType<typeof createPostgresLiveEvents>, payloads: string[]) => Promise<void>,
+    writerOptions: { url?: (url: string) => string; queryTimeoutMs?: number } = {},
+  ): Promise<void> {
     const t = await openTestStore('postgres');
     const channel = `agw_test_${randomBytes(4).toString('hex')}`;
-    const writerSide = createPostgresLiveEvents({ url: t.config.url!, logger: silentLogger, channel });
+    const writerUrl = writerOptions.url ? writerOptions.url(t.config.url!) : t.config.url!;
+    const writerSide = createPostgresLiveEvents({ url: writerUrl, logger: silentLogger, channel, queryTimeoutMs: writerOptions.queryTimeoutMs ?? 15_000 });
     const listener = new pg.Client({ connectionString: t.config.url! });
     const payloads: string[] = [];
     try {
@@ -195,6 +200,43 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
       // Without the one-at-a-time rule each turn sends its own NOTIFY (300) while the previous runs.
       assert.ok(payloads.length - 1 < ids.length / 3, `${payloads.length - 1} NOTIFYs for ${ids.length} turns`);
     });
+  });
+
+  it('a NOTIFY never answered drops its connection: what is stored after the network heals is announced on a new one', async () => {
+    const proxy = await startTcpProxy(5432);
+    try {
+      await withListener(
+        async (writerSide, payloads) => {
+          // A reader keeps the process LISTENing (and so connected) through the partition.
+          const subscription = await writerSide.subscribe(responseId(), collector().reader);
+          const before = responseId();
+          writerSide.stored([{ responseId: before, from: 0, to: 0 }]);
+          await waitUntil('the first notification', () => payloads.length === 1, 3000);
+          proxy.silence();
+          writerSide.stored([{ responseId: responseId(), from: 0, to: 0 }]);
+          // That NOTIFY's bytes are lost; past the limit (200 ms) and its grace (2 s) it has failed.
+          await new Promise((r) => setTimeout(r, 2_600));
+          proxy.heal();
+          const after = responseId();
+          writerSide.stored([{ responseId: after, from: 0, to: 3 }]);
+          // Without the limit the lost NOTIFY stays in flight and every later one waits behind it.
+          await waitUntil('the notification after the partition', () => payloads.length === 2, 5000);
+          assert.deepEqual((JSON.parse(payloads[1]!) as { r: unknown[] }).r, [[after, 0, 3]]);
+          subscription.close();
+        },
+        {
+          url: (url) => {
+            const through = new URL(url);
+            through.host = `127.0.0.1:${proxy.port}`;
+            return through.toString();
+          },
+          queryTimeoutMs: 200,
+        },
+      );
+    } finally {
+      proxy.heal();
+      await proxy.close();
+    }
   });
 });
 
