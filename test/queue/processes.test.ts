@@ -71,7 +71,10 @@ describe('run processes (bullmq, Redis + PostgreSQL)', function () {
       },
     ];
     configFile = writeProcessConfig(path.join(tempDir('agw-runproc-'), 'gateway.yaml'), { ...patch, agents });
-    store = await createStore({ driver: 'postgres', path: '', url: schema.url, retentionDays: 30, queryTimeoutMs: 15_000 }, { logger: createLogger({ level: 'error', silent: true }) });
+    store = await createStore(
+      { driver: 'postgres', path: '', url: schema.url, retentionDays: 30, queryTimeoutMs: 15_000 },
+      { logger: createLogger({ level: 'error', silent: true }) },
+    );
   });
 
   after(async () => {

@@ -37,7 +37,13 @@ describe('opening stores', function () {
   it('mongodb: an unreachable server gives a one-line reason without credentials', async () => {
     await assert.rejects(
       createStore(
-        { driver: 'mongodb', path: '', url: 'mongodb://app:hunter2@127.0.0.1:1/nowhere?serverSelectionTimeoutMS=300', retentionDays: 30, queryTimeoutMs: 15_000 },
+        {
+          driver: 'mongodb',
+          path: '',
+          url: 'mongodb://app:hunter2@127.0.0.1:1/nowhere?serverSelectionTimeoutMS=300',
+          retentionDays: 30,
+          queryTimeoutMs: 15_000,
+        },
         { logger },
       ),
       (err) => assertOneLine(err, /^cannot open the mongodb store at mongodb:\/\/127\.0\.0\.1:1\/nowhere: /),
@@ -81,6 +87,26 @@ describe('opening stores', function () {
       await schema.drop();
     }
   });
+  it('postgres: migrating waits for another process migrating longer than store.queryTimeoutMs', async () => {
+    const schema = await createTestSchema('migrate');
+    const other = new pg.Client({ connectionString: databaseUrl() });
+    await other.connect();
+    try {
+      // Another process's migrations: its transaction holds the schema's migration lock for 1 s.
+      await other.query('BEGIN');
+      await other.query(`SELECT pg_advisory_xact_lock(hashtext('agent-gateway-migrate:' || $1::text))`, [schema.schema]);
+      const released = new Promise<void>((resolve) => setTimeout(() => void other.query('COMMIT').then(() => resolve()), 1_000));
+      const started = Date.now();
+      const store = await createStore({ driver: 'postgres', path: '', url: schema.url, retentionDays: 30, queryTimeoutMs: 200 }, { logger });
+      await store.close();
+      await released;
+      assert.ok(Date.now() - started >= 900, 'it waited for the lock');
+    } finally {
+      await other.end();
+      await schema.drop();
+    }
+  });
+
   it("embedded: a new data directory is made in a child process, so the gateway never carries initdb's memory", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'agw-embedded-rss-'));
     try {

@@ -224,7 +224,12 @@ function unboundedQuery(text: string, params: readonly SqlParam[]): PgModule.Que
 
 export function openPostgres(options: PostgresOptions): SqlDatabase {
   const pg = loadPg();
-  const pool = new pg.Pool({ connectionString: options.url, max: options.max ?? 10, connectionTimeoutMillis: 10_000, ...postgresTimeouts(options.queryTimeoutMs) });
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: 10_000,
+    ...postgresTimeouts(options.queryTimeoutMs),
+  });
   pool.on('error', options.onConnectionError);
   return {
     kind: 'postgres',

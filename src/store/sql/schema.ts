@@ -1,7 +1,7 @@
 // Schema of the SQL stores as an ordered list of migrations. Each runs once, recorded in
 // schema_migrations; migrate() applies the missing ones in one transaction under an advisory lock so
 // several processes (gateways, workers) may start against the same database at once.
-import type { SqlDatabase } from './database';
+import type { SqlDatabase, SqlExecutor } from './database';
 import { BACKFILL_USAGE_DAY_TOTALS } from './usage-repository';
 
 interface Migration {
@@ -518,24 +518,26 @@ export const MIGRATIONS: readonly Migration[] = [
 
 /** Applies missing migrations; idempotent and safe from several processes at once. */
 export async function migrateSql(db: SqlDatabase): Promise<number[]> {
-  return db.transaction(async (tx) => {
-    // Transaction-scoped advisory lock, keyed by schema so test schemas in one database don't queue
-    // behind each other. A second process waits here, then finds every migration applied.
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtext('agent-gateway-migrate:' || current_schema()))`);
-    await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
-      version integer PRIMARY KEY,
-      name text NOT NULL,
-      applied_at timestamptz NOT NULL DEFAULT now()
-    )`);
-    const applied = new Set((await tx.query<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version));
-    const done: number[] = [];
-    for (const migration of MIGRATIONS) {
-      if (applied.has(migration.version)) continue;
-      for (const statement of migration.statements) await tx.query(statement);
-      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
-      done.push(migration.version);
-    }
-    return done;
-    // Unbounded: an index built on a large table, or a wait for another process's migrations.
-  }, { unbounded: true });
+  // Unbounded: an index built on a large table, or a wait for another process's migrations.
+  return db.transaction(applyMissing, { unbounded: true });
+}
+
+async function applyMissing(tx: SqlExecutor): Promise<number[]> {
+  // Transaction-scoped advisory lock, keyed by schema so test schemas in one database don't queue
+  // behind each other. A second process waits here, then finds every migration applied.
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtext('agent-gateway-migrate:' || current_schema()))`);
+  await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version integer PRIMARY KEY,
+    name text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+  )`);
+  const applied = new Set((await tx.query<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version));
+  const done: number[] = [];
+  for (const migration of MIGRATIONS) {
+    if (applied.has(migration.version)) continue;
+    for (const statement of migration.statements) await tx.query(statement);
+    await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+    done.push(migration.version);
+  }
+  return done;
 }
