@@ -8,6 +8,8 @@ import { errorFields } from '../log/logger';
 import type { EnqueueOptions, JobProcessor, QueueConsumer, QueueDepth, QueueJob, RunQueue, ScheduleEntry } from './port';
 
 export const RUN_QUEUE_NAME = 'runs';
+/** How long the Queue's commands wait for Redis's answer (see BullmqQueue.producer). */
+const PRODUCER_COMMAND_TIMEOUT_MS = 5000;
 /** Job scheduler ids this service owns (others in the same queue are left alone). */
 const SCHEDULER_PREFIX = 'agent-';
 
@@ -34,13 +36,15 @@ export class BullmqQueue implements RunQueue {
    * away instead of waiting in ioredis's offline queue for it to come back: a run trigger's add waited
    * for the whole outage (and the caller's request with it), though the run is committed first and the
    * recovery sweep queues it anyway. One retry: a command in flight when the connection drops fails
-   * after one reconnect attempt. BullMQ waits for the first connection before a Queue's first command.
+   * after one reconnect attempt; one not answered in 5 s fails too (a Redis host gone without closing
+   * the connection: the kernel gives up on it only after ~15 minutes). BullMQ waits for the first
+   * connection before a Queue's first command.
    */
   private readonly producer: Redis;
   private readonly workers = new Set<Worker<QueueJob>>();
 
   constructor(private readonly options: BullmqQueueOptions) {
-    this.producer = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    this.producer = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: PRODUCER_COMMAND_TIMEOUT_MS });
     this.queue = new Queue<QueueJob>(RUN_QUEUE_NAME, {
       connection: this.producer,
       prefix: options.prefix,

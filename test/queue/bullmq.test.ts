@@ -232,4 +232,34 @@ describe('bullmq queue (Redis + PostgreSQL)', function () {
       await proxy.close();
     }
   });
+
+  it('a Redis that stops answering without closing the connection: a trigger answers within the command limit (5 s)', async () => {
+    const proxy = await startTcpProxy(Number(new URL(REDIS_URL).port || 6379));
+    try {
+      const gw = await startTestGateway({
+        store: testStore.store,
+        config: { ...patch, queue: { ...(patch['queue'] as Record<string, unknown>), redisUrl: `redis://127.0.0.1:${proxy.port}` } },
+      });
+      gateways.push(gw);
+      proxy.silence();
+      const started = Date.now();
+      const res = await Promise.race([
+        fetch(`${gw.url}/v1/agents/runs`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TEST_KEYS.admin}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ agentId: AGENT, inputs: [{ name: 'Topic', value: 'redis silent' }] }),
+        }),
+        new Promise<null>((resolve) => setTimeout(() => resolve(null), 15_000)),
+      ]);
+      const elapsed = Date.now() - started;
+      assert.ok(res, 'the trigger still waiting after 15 s');
+      assert.equal(res.status, 202, await res.clone().text());
+      assert.ok(elapsed >= 4_500 && elapsed < 8_000, `the trigger answered after ${elapsed} ms`);
+      const { runId } = (await res.json()) as { runId: string };
+      assert.equal((await testStore.store.runs.get(runId))?.status, 'in_progress');
+    } finally {
+      proxy.heal();
+      await proxy.close();
+    }
+  });
 });

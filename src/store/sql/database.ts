@@ -170,10 +170,11 @@ const UNANSWERED_GRACE_MS = 2000;
 const NO_TIMER_LIMIT = 2 ** 31 - 1;
 
 /**
- * Connection settings that keep a statement from waiting forever. Without them a network partition
- * (packets dropped, no reset) left every pooled connection with a statement in flight waiting for the
- * kernel to give up on it (~15 minutes): requests on them hung, and after the network healed the pool
- * stayed wedged (all connections busy with answers that would never come, new requests waiting for one).
+ * Connection settings that keep a statement from waiting forever. Without them a server that stopped
+ * answering without closing its connections (its host gone in a failover, a partition, a middlebox that
+ * dropped the connection) left every pooled connection with a statement in flight, waiting for the
+ * kernel to give up on it (~15 minutes): requests on them hung that long, and new ones waited for a
+ * connection (a byte-dropping relay in the tests: the pool stayed wedged after the network healed).
  * - statement_timeout: the server cancels a statement running (or waiting for a lock) longer.
  * - idle_in_transaction_session_timeout: the server ends a session whose transaction waits on its
  *   client that long (a gateway cut off mid-transaction must not hold its row locks for hours).
