@@ -5,6 +5,7 @@ import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'winston';
 import { errorFields } from '../log/logger';
+import { REDIS_SOCKET_TIMEOUT_MS } from './redis';
 import type { EnqueueOptions, JobProcessor, QueueConsumer, QueueDepth, QueueJob, RunQueue, ScheduleEntry } from './port';
 
 export const RUN_QUEUE_NAME = 'runs';
@@ -36,15 +37,20 @@ export class BullmqQueue implements RunQueue {
    * away instead of waiting in ioredis's offline queue for it to come back: a run trigger's add waited
    * for the whole outage (and the caller's request with it), though the run is committed first and the
    * recovery sweep queues it anyway. One retry: a command in flight when the connection drops fails
-   * after one reconnect attempt; one not answered in 5 s fails too (a Redis host gone without closing
-   * the connection: the kernel gives up on it only after ~15 minutes). BullMQ waits for the first
-   * connection before a Queue's first command.
+   * after one reconnect attempt; one not answered in 5 s fails too, and the connection is made again
+   * (a Redis host gone without closing it: the kernel gives up on it only after ~15 minutes). BullMQ
+   * waits for the first connection before a Queue's first command.
    */
   private readonly producer: Redis;
   private readonly workers = new Set<Worker<QueueJob>>();
 
   constructor(private readonly options: BullmqQueueOptions) {
-    this.producer = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: PRODUCER_COMMAND_TIMEOUT_MS });
+    this.producer = new Redis(options.redisUrl, {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      commandTimeout: PRODUCER_COMMAND_TIMEOUT_MS,
+      socketTimeout: REDIS_SOCKET_TIMEOUT_MS,
+    });
     this.queue = new Queue<QueueJob>(RUN_QUEUE_NAME, {
       connection: this.producer,
       prefix: options.prefix,

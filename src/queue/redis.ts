@@ -10,6 +10,13 @@ export interface RedisProvider {
 const ERROR_REPORT_INTERVAL_MS = 10_000;
 
 /**
+ * A connection with commands waiting that receives nothing for this long is dropped and made again
+ * (ioredis's socketTimeout). A Redis host gone without closing the connection otherwise kept it until
+ * the kernel gave up (~15 minutes), every command of the rate limiter and live events piling up on it.
+ */
+export const REDIS_SOCKET_TIMEOUT_MS = 5000;
+
+/**
  * `onError` receives connection errors (rate-limited); without a listener ioredis would print
  * "Unhandled error event" lines, which are not JSON and would break the log format.
  */
@@ -22,7 +29,7 @@ export function createRedisProvider(url: string, onError: (err: Error) => void =
   return {
     get() {
       if (!client) {
-        client = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
+        client = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false, socketTimeout: REDIS_SOCKET_TIMEOUT_MS });
         client.on('error', (err: Error) => {
           const now = Date.now();
           if (now - lastReport < ERROR_REPORT_INTERVAL_MS) return;
