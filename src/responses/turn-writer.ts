@@ -15,6 +15,11 @@
 // the store is back, retried with backoff for up to `endRetryMs` (the response's lease is held
 // meanwhile), rather than left for the lapsed-lease sweeper to mark failed. Ends kept that way wait
 // outside the commit slots, so that the writes of a store that came back are not queued behind them.
+// A store that answers its ping may still not have answered the write: a statement that was never
+// answered (a partition, a server gone without a reset) fails only after the store's time limit, by
+// which time the store may be back. So an end fails only when the store refused it (isRefusal); any
+// other failure keeps it like the store being away.
+
 import type { Logger } from 'winston';
 import type { TurnBegin, TurnEnd, TurnRepository } from '../store/port';
 
@@ -22,6 +27,17 @@ interface Pending<T, R> {
   op: T;
   resolve(result: R): void;
   reject(err: unknown): void;
+}
+
+/**
+ * A write the store answered "no" to: PostgreSQL's SQLSTATE classes 22 (data exception), 23 (integrity
+ * constraint) and 42 (syntax or access rule): the same write gets the same answer. Anything else (no
+ * answer within the time limit, a connection lost, a cancelled statement, a serialization failure, a
+ * failure without a SQLSTATE) says nothing about the write itself.
+ */
+export function isRefusal(err: unknown): boolean {
+  const code = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && /^(22|23|42)/.test(code);
 }
 
 /** Writes per commit: bounds one statement's JSON parameter. */
@@ -135,7 +151,7 @@ export class TurnWriter {
       }
       if (begins.length + ends.length === 1) {
         begins[0]?.reject(err);
-        ends[0]?.reject(err);
+        if (ends[0]) this.failOrKeep(ends[0], err);
         return;
       }
       this.logger.warn('stored turns: a group commit failed; writing them one by one', {
@@ -155,16 +171,26 @@ export class TurnWriter {
     await this.endOneByOne(ends);
   }
 
-  /** Each end in a commit of its own: one the store refuses fails alone. */
-  private async endOneByOne(ends: readonly Pending<TurnEnd, boolean>[]): Promise<void> {
+  /**
+   * Each end in a commit of its own: one the store refuses fails alone; one that failed otherwise is
+   * kept (`last`: fails, drain's final attempt), until the time it was first kept if it was.
+   */
+  private async endOneByOne(ends: readonly Pending<TurnEnd, boolean>[], last = false, until?: ReadonlyMap<Pending<TurnEnd, boolean>, number>): Promise<void> {
     for (const p of ends) {
       try {
         const { finished } = await this.turns.commit([], [p.op]);
         p.resolve(finished.includes(p.op.responseId));
       } catch (err) {
-        p.reject(err);
+        if (last) p.reject(err);
+        else this.failOrKeep(p, err, until?.get(p));
       }
     }
+  }
+
+  /** An end whose write failed while the store answers: failed when the store refused it, else kept. */
+  private failOrKeep(p: Pending<TurnEnd, boolean>, err: unknown, until?: number): void {
+    if (isRefusal(err) || (until !== undefined && until <= Date.now())) p.reject(err);
+    else this.strand([p], until);
   }
 
   /** True when the store answers its ping (or there is no ping to ask): a failure was its answer, not its absence. */
@@ -180,11 +206,11 @@ export class TurnWriter {
     return this.options.retryBaseMs ?? 100;
   }
 
-  private strand(ends: Pending<TurnEnd, boolean>[]): void {
-    const until = Date.now() + (this.options.endRetryMs ?? 30_000);
+  private strand(ends: Pending<TurnEnd, boolean>[], keptUntil?: number): void {
+    const until = keptUntil ?? Date.now() + (this.options.endRetryMs ?? 30_000);
     if (this.stranded.length === 0 && !this.strandedRetry) {
       this.strandedDelayMs = this.retryBaseMs;
-      this.logger.warn('stored turns: the store is unreachable; the ends of responses already sent are retried until it is back', {
+      this.logger.warn('stored turns: the store did not take the ends of responses already sent; retried until it does', {
         component: 'response-turns',
         count: ends.length,
       });
@@ -221,7 +247,11 @@ export class TurnWriter {
       return;
     } catch (err) {
       if (last || (await this.storeAnswers())) {
-        await this.endOneByOne(kept.map((k) => k.pending));
+        await this.endOneByOne(
+          kept.map((k) => k.pending),
+          last,
+          new Map(kept.map((k) => [k.pending, k.until])),
+        );
         return;
       }
       const now = Date.now();

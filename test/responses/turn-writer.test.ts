@@ -38,6 +38,8 @@ class RecordingTurns implements TurnRepository {
   private gates: (() => void)[] = [];
   held = false;
   refuse = new Set<string>();
+  /** The next commits that fail as a statement never answered does (node-postgres's query_timeout), the ping answering. */
+  unanswered = 0;
   /** The store away: every commit fails, and so does the ping. */
   away = false;
   readonly ping = async (): Promise<void> => {
@@ -49,7 +51,12 @@ class RecordingTurns implements TurnRepository {
     if (this.held) await new Promise<void>((resolve) => this.gates.push(resolve));
     if (this.away) throw new Error('connect ECONNREFUSED');
     const ids = [...begins.map((b) => b.response.id), ...ends.map((e) => e.responseId)];
-    if (ids.some((id) => this.refuse.has(id))) throw new Error('refused');
+    // What PostgreSQL answers a write it refuses: an error with a SQLSTATE (here a unique violation).
+    if (ids.some((id) => this.refuse.has(id))) throw Object.assign(new Error('refused'), { code: '23505' });
+    if (this.unanswered > 0) {
+      this.unanswered--;
+      throw new Error('Query read timeout');
+    }
     return { finished: ends.map((e) => e.responseId).filter((id) => id !== 'already-final') };
   }
 
@@ -133,6 +140,26 @@ describe('TurnWriter: group commit of stored turns', () => {
     assert.equal(await pending, true);
   });
 
+  it('keeps an end whose write was never answered though the store answers its ping by then (a partition that healed)', async () => {
+    const turns = new RecordingTurns();
+    const writer = new TurnWriter(turns, silentLogger, 1, { ping: turns.ping, retryBaseMs: 10, endRetryMs: 10_000 });
+    // A lone end (its own commit), then two ends and a beginning sharing one, each failing unanswered.
+    turns.unanswered = 1;
+    assert.equal(await writer.end(end('alone')), true);
+    assert.deepEqual(turns.commits.slice(-2), [
+      { begins: [], ends: ['alone'] },
+      { begins: [], ends: ['alone'] },
+    ]);
+    turns.unanswered = 2;
+    const results = await Promise.allSettled([writer.begin(begin('b1')), writer.end(end('e1')), writer.end(end('e2'))]);
+    // The group commit and then b1's own fail unanswered: the beginning fails (its caller has been sent
+    // nothing and answers 500), the ends are written.
+    assert.deepEqual(
+      results.map((r) => (r.status === 'fulfilled' ? r.value : 'rejected')),
+      ['rejected', true, true],
+    );
+  });
+
   describe('a store that is away (it does not answer its ping)', () => {
     const settled = async <T>(promise: Promise<T>, ms: number): Promise<boolean> => {
       let done = false;
@@ -160,7 +187,7 @@ describe('TurnWriter: group commit of stored turns', () => {
       assert.deepEqual(turns.commits.at(-1), { begins: [], ends: ['e1'] });
     });
 
-    it('gives an end up once it was kept endRetryMs; without a ping a failure is the store refusing, as before', async () => {
+    it('gives an end up once it was kept endRetryMs; an end the store refuses fails at once', async () => {
       const turns = new RecordingTurns();
       const writer = new TurnWriter(turns, silentLogger, 1, { ping: turns.ping, retryBaseMs: 10, endRetryMs: 150 });
       turns.away = true;
@@ -168,10 +195,11 @@ describe('TurnWriter: group commit of stored turns', () => {
       await assert.rejects(writer.end(end('e1')), /ECONNREFUSED/);
       assert.ok(Date.now() - t0 >= 150, 'kept for endRetryMs');
 
-      const unpinged = new RecordingTurns();
-      unpinged.away = true;
-      await assert.rejects(new TurnWriter(unpinged, silentLogger).end(end('e2')), /ECONNREFUSED/);
-      assert.equal(unpinged.commits.length, 1);
+      turns.away = false;
+      turns.refuse.add('e2');
+      const before = turns.commits.length;
+      await assert.rejects(writer.end(end('e2')), /refused/);
+      assert.equal(turns.commits.length - before, 1, 'not retried');
     });
 
     it('drain() makes one last attempt at the kept ends', async () => {
