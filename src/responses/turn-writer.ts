@@ -19,7 +19,6 @@
 // answered (a partition, a server gone without a reset) fails only after the store's time limit, by
 // which time the store may be back. So an end fails only when the store refused it (isRefusal); any
 // other failure keeps it like the store being away.
-
 import type { Logger } from 'winston';
 import type { TurnBegin, TurnEnd, TurnRepository } from '../store/port';
 

@@ -241,6 +241,8 @@ export function openPostgres(options: PostgresOptions): SqlDatabase {
       const client = await pool.connect();
       const unbounded = transactionOptions.unbounded === true;
       const statement = unbounded ? unboundedQuery : pgQuery;
+      // BEGIN, COMMIT and the SET LOCALs: plain texts, each with no client-side limit when unbounded.
+      const control = (text: string): Promise<unknown> => (unbounded ? client.query(unboundedQuery(text, [])) : client.query(text));
       let broken = false;
       // A checked-out connection has no listener of the pool's: an error event on it while no query of
       // it runs (the server restarting between two statements of the transaction) would otherwise be
@@ -252,15 +254,15 @@ export function openPostgres(options: PostgresOptions): SqlDatabase {
       };
       client.on('error', onError);
       try {
-        await client.query(statement('BEGIN', []));
-        if (unbounded) await client.query(statement('SET LOCAL statement_timeout = 0', []));
-        if (unbounded) await client.query(statement('SET LOCAL idle_in_transaction_session_timeout = 0', []));
+        await control('BEGIN');
+        if (unbounded) await control('SET LOCAL statement_timeout = 0');
+        if (unbounded) await control('SET LOCAL idle_in_transaction_session_timeout = 0');
         const result = await fn({
           async query<R extends object>(text: string, params: readonly SqlParam[] = []): Promise<R[]> {
             return (await client.query<R & PgModule.QueryResultRow>(statement(text, params))).rows;
           },
         });
-        await client.query(statement('COMMIT', []));
+        await control('COMMIT');
         return result;
       } catch (err) {
         // An unanswered statement is still in flight on the connection: a ROLLBACK would wait behind it.
