@@ -197,8 +197,9 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
       const announced = (): string[] => payloads.slice(1).flatMap((p) => (JSON.parse(p) as { r: [string, number, number][] }).r.map((r) => r[0]));
       await waitUntil('every range announced', () => announced().length === ids.length, 5000);
       assert.deepEqual(announced(), ids, 'every range once, in order');
-      // Without the one-at-a-time rule each turn sends its own NOTIFY (300) while the previous runs.
-      assert.ok(payloads.length - 1 < ids.length / 3, `${payloads.length - 1} NOTIFYs for ${ids.length} turns`);
+      // Without the one-at-a-time rule each turn sends its own NOTIFY (300) while the previous runs. With
+      // it ~50-100, more on a busy machine (102 seen with both cores taken): the bound leaves room.
+      assert.ok(payloads.length - 1 < (ids.length * 2) / 3, `${payloads.length - 1} NOTIFYs for ${ids.length} turns`);
     });
   });
 
