@@ -188,11 +188,22 @@ export class TurnWriter {
 
   /** An end whose write failed while the store answers: failed when the store refused it, else kept. */
   private failOrKeep(p: Pending<TurnEnd, boolean>, err: unknown, until?: number): void {
-    if (isRefusal(err) || (until !== undefined && until <= Date.now())) p.reject(err);
+    if (isRefusal(err)) p.reject(err);
+    else if (until !== undefined && until <= Date.now()) this.giveUp([p], err);
     else this.strand([p], until);
   }
 
-  /** True when the store answers its ping (or there is no ping to ask): a failure was its answer, not its absence. */
+  /** Ends kept past endRetryMs: failed, and said so (the lapsed-lease sweeper will mark their responses failed). */
+  private giveUp(ends: readonly Pending<TurnEnd, boolean>[], err: unknown): void {
+    if (ends.length === 0) return;
+    for (const p of ends) p.reject(err);
+    this.logger.error('stored turns: the store did not take these ends in time; given up (their responses will be marked failed)', {
+      component: 'response-turns',
+      count: ends.length,
+    });
+  }
+
+  /** True when the store answers its ping (or there is no ping to ask): a failed commit is then retried write by write, not kept whole. */
   private async storeAnswers(): Promise<boolean> {
     if (!this.options.ping) return true;
     return this.options.ping().then(
@@ -254,14 +265,10 @@ export class TurnWriter {
         return;
       }
       const now = Date.now();
-      const expired = kept.filter((k) => k.until <= now);
-      for (const k of expired) k.pending.reject(err);
-      if (expired.length > 0) {
-        this.logger.error('stored turns: the store stayed unreachable; ends given up (their responses will be marked failed)', {
-          component: 'response-turns',
-          count: expired.length,
-        });
-      }
+      this.giveUp(
+        kept.filter((k) => k.until <= now).map((k) => k.pending),
+        err,
+      );
       this.stranded.unshift(...kept.filter((k) => k.until > now));
       this.strandedDelayMs = Math.min(2000, this.strandedDelayMs * 2);
     }
