@@ -20,6 +20,27 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, optio
   }
 }
 
+/**
+ * `work`'s outcome and how long it took, or 'still waiting' when it has not settled within `ms`: for
+ * a test of something that must not hang, which fails with a message instead of at mocha's timeout.
+ */
+export async function within<T>(ms: number, work: Promise<T>): Promise<{ value?: T; error?: Error; waited: number } | 'still waiting'> {
+  const started = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'still waiting'>((resolve) => (timer = setTimeout(() => resolve('still waiting'), ms)));
+  try {
+    return await Promise.race([
+      work.then(
+        (value) => ({ value, waited: Date.now() - started }),
+        (error: Error) => ({ error, waited: Date.now() - started }),
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Whether a process exists and is not a zombie (an exited child nobody reaped yet). Linux /proc. */
 export function isRunning(pid: number): boolean {
   try {

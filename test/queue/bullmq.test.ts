@@ -11,6 +11,7 @@ import { startWorkerRuntime, type Runtime } from '../../src/runtime';
 import { syncConfiguredState } from '../../src/startup';
 import { startTestGateway, TEST_KEYS, testConfig, type TestGateway } from '../helpers/gateway';
 import { startTcpProxy } from '../helpers/process';
+import { within } from '../helpers/wait';
 import { openTestStore, type TestStore } from '../helpers/store';
 import { startRunUpstream, type RunUpstream } from '../fixtures/upstreams/run-upstream';
 import { ADMIN, AGENT, runConfig, waitFor, waitForStatus } from '../runs/helpers';
@@ -242,19 +243,20 @@ describe('bullmq queue (Redis + PostgreSQL)', function () {
       });
       gateways.push(gw);
       proxy.silence();
-      const started = Date.now();
-      const res = await Promise.race([
+      const outcome = await within(
+        15_000,
         fetch(`${gw.url}/v1/agents/runs`, {
           method: 'POST',
           headers: { authorization: `Bearer ${TEST_KEYS.admin}`, 'content-type': 'application/json' },
           body: JSON.stringify({ agentId: AGENT, inputs: [{ name: 'Topic', value: 'redis silent' }] }),
         }),
-        new Promise<null>((resolve) => setTimeout(() => resolve(null), 15_000)),
-      ]);
-      const elapsed = Date.now() - started;
-      assert.ok(res, 'the trigger still waiting after 15 s');
+      );
+      assert.notEqual(outcome, 'still waiting', 'the trigger still waiting after 15 s');
+      if (outcome === 'still waiting') return;
+      const res = outcome.value;
+      assert.ok(res, outcome.error?.message);
       assert.equal(res.status, 202, await res.clone().text());
-      assert.ok(elapsed >= 4_500 && elapsed < 8_000, `the trigger answered after ${elapsed} ms`);
+      assert.ok(outcome.waited >= 4_500 && outcome.waited < 8_000, `the trigger answered after ${outcome.waited} ms`);
       const { runId } = (await res.json()) as { runId: string };
       assert.equal((await testStore.store.runs.get(runId))?.status, 'in_progress');
     } finally {

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { createRedisProvider } from '../../src/queue/redis';
 import { startTcpProxy } from '../helpers/process';
+import { waitFor, within } from '../helpers/wait';
 
 const REDIS_URL = process.env['REDIS_URL'] || 'redis://127.0.0.1:6379';
 
@@ -15,6 +16,8 @@ describe('the shared Redis connection', function () {
     const redis = createRedisProvider(`redis://127.0.0.1:${proxy.port}`);
     try {
       assert.equal(await redis.get().ping(), 'PONG');
+      let dropped = false;
+      redis.get().once('close', () => (dropped = true));
       proxy.silence();
       // Lost on the way (its bytes dropped): it never gets an answer on this connection.
       const lost = redis
@@ -24,12 +27,15 @@ describe('the shared Redis connection', function () {
           () => 'answered',
           () => 'failed',
         );
-      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      // The connection is dropped 5 s after the PING went out with nothing received (without the
+      // socket timeout, not before the kernel gives up on it: the wait's ceiling fails the test).
+      await waitFor(() => dropped, { what: 'the silent connection dropped', timeoutMs: 15_000 });
       proxy.heal();
       // Without the socket timeout this PING goes out on the old connection, and Redis's answer is
       // taken for the lost one's (answers are matched in order): it waits forever.
-      const next = await Promise.race([redis.get().ping(), new Promise((resolve) => setTimeout(() => resolve('still waiting'), 8_000))]);
-      assert.equal(next, 'PONG');
+      const next = await within(8_000, redis.get().ping());
+      assert.notEqual(next, 'still waiting');
+      if (next !== 'still waiting') assert.equal(next.value, 'PONG', next.error?.message);
       // The lost one was sent again on the new connection (ioredis resends what was not answered).
       assert.equal(await lost, 'answered');
     } finally {

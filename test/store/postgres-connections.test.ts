@@ -6,7 +6,7 @@ import pg from 'pg';
 import { openPostgres } from '../../src/store/sql/database';
 import { startTcpProxy } from '../helpers/process';
 import { databaseUrl } from '../helpers/store';
-import { waitFor } from '../helpers/wait';
+import { waitFor, within } from '../helpers/wait';
 
 describe('postgres connections ended by the server', function () {
   this.timeout(20_000);
@@ -43,24 +43,6 @@ describe('postgres connections ended by the server', function () {
 
 describe('postgres statements that take too long or are never answered (store.queryTimeoutMs)', function () {
   this.timeout(30_000);
-
-  /** `work`'s outcome, or 'still waiting' when it has not settled within `ms`. */
-  async function within<T>(ms: number, work: Promise<T>): Promise<{ value?: T; error?: Error; waited: number } | 'still waiting'> {
-    const started = Date.now();
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'still waiting'>((resolve) => (timer = setTimeout(() => resolve('still waiting'), ms)));
-    try {
-      return await Promise.race([
-        work.then(
-          (value) => ({ value, waited: Date.now() - started }),
-          (error: Error) => ({ error, waited: Date.now() - started }),
-        ),
-        late,
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
 
   it('a network partition: statements in flight fail a little after the limit and the pool serves again once the network heals', async () => {
     const proxy = await startTcpProxy(Number(new URL(databaseUrl()).port || 5432));
