@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+import type { Logger } from 'winston';
 import { createRedisProvider, type RedisProvider } from '../../src/queue/redis';
 import { ResponseEventLog } from '../../src/responses/event-log';
 import { createInProcessLiveEvents, type LiveReader } from '../../src/responses/live-events';
@@ -15,7 +16,7 @@ import { replayEvents } from '../../src/responses/replay';
 import type { StreamEvent } from '../../src/responses/stream-event';
 import { startTcpProxy } from '../helpers/process';
 import { openTestStore } from '../helpers/store';
-import { completedEvent, inProgressResponse, numbers, range, responseId, silentLogger, textEvent, waitUntil } from './helpers';
+import { capturedLogger, completedEvent, inProgressResponse, numbers, range, responseId, silentLogger, textEvent, waitUntil } from './helpers';
 
 const REDIS_URL = process.env['REDIS_URL'] || 'redis://127.0.0.1:6379';
 
@@ -143,12 +144,17 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
   /** A writer on a channel of its own and the NOTIFY payloads a plain LISTENing client receives on it. */
   async function withListener(
     test: (writerSide: ReturnType<typeof createPostgresLiveEvents>, payloads: string[]) => Promise<void>,
-    writerOptions: { url?: (url: string) => string; queryTimeoutMs?: number } = {},
+    writerOptions: { url?: (url: string) => string; queryTimeoutMs?: number; logger?: Logger } = {},
   ): Promise<void> {
     const t = await openTestStore('postgres');
     const channel = `agw_test_${randomBytes(4).toString('hex')}`;
     const writerUrl = writerOptions.url ? writerOptions.url(t.config.url!) : t.config.url!;
-    const writerSide = createPostgresLiveEvents({ url: writerUrl, logger: silentLogger, channel, queryTimeoutMs: writerOptions.queryTimeoutMs ?? 15_000 });
+    const writerSide = createPostgresLiveEvents({
+      url: writerUrl,
+      logger: writerOptions.logger ?? silentLogger,
+      channel,
+      queryTimeoutMs: writerOptions.queryTimeoutMs ?? 15_000,
+    });
     const listener = new pg.Client({ connectionString: t.config.url! });
     const payloads: string[] = [];
     try {
@@ -205,6 +211,7 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
 
   it('a NOTIFY never answered drops its connection: what is stored after the network heals is announced on a new one', async () => {
     const proxy = await startTcpProxy(5432);
+    const log = capturedLogger();
     try {
       await withListener(
         async (writerSide, payloads) => {
@@ -215,8 +222,9 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
           await waitUntil('the first notification', () => payloads.length === 1, 3000);
           proxy.silence();
           writerSide.stored([{ responseId: responseId(), from: 0, to: 0 }]);
-          // That NOTIFY's bytes are lost; past the limit (200 ms) and its grace (2 s) it has failed.
-          await new Promise((r) => setTimeout(r, 2_600));
+          // That NOTIFY's bytes are lost; past the limit (200 ms) and its grace (2 s) it fails (without the
+          // limit it never does: the wait's ceiling fails the test).
+          await waitUntil('the lost NOTIFY failed', () => log.text().includes('live events: notify failed'), 8000);
           proxy.heal();
           const after = responseId();
           writerSide.stored([{ responseId: after, from: 0, to: 3 }]);
@@ -232,6 +240,7 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
             return through.toString();
           },
           queryTimeoutMs: 200,
+          logger: log.logger,
         },
       );
     } finally {
