@@ -4,10 +4,11 @@
 // with readers of one of them tells them to read the store. One connection per process LISTENs (and
 // sends the NOTIFYs). NOTIFY is delivered only to sessions listening at the time, at most once: while
 // the connection is down readers fall back on their periodic store read, and a subscribe made then
-// resolves at once (with that fallback) rather than failing the reader.
+// resolves (with that fallback) once the connection fails or is given up (CONNECT_TIMEOUT_MS for a
+// server that does not answer) rather than failing the reader.
 import type PgModule from 'pg';
 import type { Logger } from 'winston';
-import { postgresTimeouts } from '../store/sql/database';
+import { CONNECT_TIMEOUT_MS, postgresTimeouts } from '../store/sql/database';
 import { LocalReaders, SAFETY_POLL_MS, newOrigin, throttledReporter, type LiveEvents, type StoredRange } from './live-events';
 
 export interface PostgresLiveEventsOptions {
@@ -18,6 +19,8 @@ export interface PostgresLiveEventsOptions {
   storePollMs?: number;
   /** store.queryTimeoutMs: a NOTIFY not answered in time drops the connection (a new one is made). */
   queryTimeoutMs?: number;
+  /** How long making the listening connection may take (default CONNECT_TIMEOUT_MS); past it, as if the server were down. */
+  connectTimeoutMs?: number;
 }
 
 export const DEFAULT_CHANNEL = 'agw_response_events';
@@ -25,6 +28,8 @@ export const DEFAULT_CHANNEL = 'agw_response_events';
 /** A NOTIFY payload must be shorter than 8000 bytes (PostgreSQL docs, NOTIFY). */
 const MAX_PAYLOAD_BYTES = 7900;
 const RECONNECT_MS = 1000;
+/** Ranges kept for a NOTIFY that failed, at most. */
+const MAX_PENDING_RANGES = 10_000;
 
 interface Announcement {
   o: string;
@@ -94,9 +99,11 @@ export function createPostgresLiveEvents(options: PostgresLiveEventsOptions): Li
     if (notifying) return;
     notifying = true;
     let client: PgModule.Client | null = null;
+    let ranges: StoredRange[] = [];
+    let failed = false;
     try {
       while (!closed && announcing.length > 0) {
-        const ranges = announcing;
+        ranges = announcing;
         announcing = [];
         client = await connection();
         // No connection: readers fall back on their periodic store read (see the file's head).
@@ -105,11 +112,22 @@ export function createPostgresLiveEvents(options: PostgresLiveEventsOptions): Li
       }
     } catch (err) {
       report('live events: notify failed', err);
+      failed = true;
       // Unanswered (a partition), the NOTIFY stays in flight and every later one would queue behind it:
       // the next announcement gets a new connection.
       if (client) lost(client);
+      // Announced again there (a reader told twice reads the store twice), up to a bound while the
+      // server stays away: past it the readers' periodic store read finds the rest.
+      if (announcing.length < MAX_PENDING_RANGES) announcing = ranges.concat(announcing);
     } finally {
       notifying = false;
+      // Ranges stored while this NOTIFY was in flight, or the failed one's, are not left waiting for
+      // the next store write, which an idle gateway may not make.
+      if (!closed && announcing.length > 0 && !announceScheduled) {
+        announceScheduled = true;
+        if (failed) setTimeout(() => void announce(), RECONNECT_MS).unref();
+        else setImmediate(() => void announce());
+      }
     }
   };
 
@@ -135,7 +153,11 @@ export function createPostgresLiveEvents(options: PostgresLiveEventsOptions): Li
     if (closed) return Promise.resolve(null);
     connecting ??= (async () => {
       const pg = loadPg();
-      const client = new pg.Client({ connectionString: options.url, ...postgresTimeouts(options.queryTimeoutMs) });
+      const client = new pg.Client({
+        connectionString: options.url,
+        connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+        ...postgresTimeouts(options.queryTimeoutMs),
+      });
       current = client;
       client.on('error', (err: Error) => {
         report('live events: notification connection lost', err);

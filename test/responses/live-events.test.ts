@@ -15,6 +15,7 @@ import { createRedisLiveEvents } from '../../src/responses/live-events-redis';
 import { replayEvents } from '../../src/responses/replay';
 import type { StreamEvent } from '../../src/responses/stream-event';
 import { startTcpProxy } from '../helpers/process';
+import { within } from '../helpers/wait';
 import { openTestStore } from '../helpers/store';
 import { capturedLogger, completedEvent, inProgressResponse, numbers, range, responseId, silentLogger, textEvent, waitUntil } from './helpers';
 
@@ -144,7 +145,7 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
   /** A writer on a channel of its own and the NOTIFY payloads a plain LISTENing client receives on it. */
   async function withListener(
     test: (writerSide: ReturnType<typeof createPostgresLiveEvents>, payloads: string[]) => Promise<void>,
-    writerOptions: { url?: (url: string) => string; queryTimeoutMs?: number; logger?: Logger } = {},
+    writerOptions: { url?: (url: string) => string; queryTimeoutMs?: number; connectTimeoutMs?: number; logger?: Logger } = {},
   ): Promise<void> {
     const t = await openTestStore('postgres');
     const channel = `agw_test_${randomBytes(4).toString('hex')}`;
@@ -154,6 +155,7 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
       logger: writerOptions.logger ?? silentLogger,
       channel,
       queryTimeoutMs: writerOptions.queryTimeoutMs ?? 15_000,
+      ...(writerOptions.connectTimeoutMs !== undefined && { connectTimeoutMs: writerOptions.connectTimeoutMs }),
     });
     const listener = new pg.Client({ connectionString: t.config.url! });
     const payloads: string[] = [];
@@ -209,7 +211,7 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
     });
   });
 
-  it('a NOTIFY never answered drops its connection: what is stored after the network heals is announced on a new one', async () => {
+  it('a NOTIFY never answered drops its connection: its ranges, and what is stored after, are announced on a new one once the network heals', async () => {
     const proxy = await startTcpProxy(5432);
     const log = capturedLogger();
     try {
@@ -221,16 +223,21 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
           writerSide.stored([{ responseId: before, from: 0, to: 0 }]);
           await waitUntil('the first notification', () => payloads.length === 1, 3000);
           proxy.silence();
-          writerSide.stored([{ responseId: responseId(), from: 0, to: 0 }]);
+          const during = responseId();
+          writerSide.stored([{ responseId: during, from: 0, to: 0 }]);
           // That NOTIFY's bytes are lost; past the limit (200 ms) and its grace (2 s) it fails (without the
           // limit it never does: the wait's ceiling fails the test).
           await waitUntil('the lost NOTIFY failed', () => log.text().includes('live events: notify failed'), 8000);
           proxy.heal();
+          // The lost range is announced again on a new connection, with nothing stored after it (an idle
+          // gateway): without the retry it waited for the next write.
+          await waitUntil('the lost range announced again', () => payloads.length === 2, 5000);
+          assert.deepEqual((JSON.parse(payloads[1]!) as { r: unknown[] }).r, [[during, 0, 0]]);
           const after = responseId();
           writerSide.stored([{ responseId: after, from: 0, to: 3 }]);
           // Without the limit the lost NOTIFY stays in flight and every later one waits behind it.
-          await waitUntil('the notification after the partition', () => payloads.length === 2, 5000);
-          assert.deepEqual((JSON.parse(payloads[1]!) as { r: unknown[] }).r, [[after, 0, 3]]);
+          await waitUntil('the notification after the partition', () => payloads.length === 3, 5000);
+          assert.deepEqual((JSON.parse(payloads[2]!) as { r: unknown[] }).r, [[after, 0, 3]]);
           subscription.close();
         },
         {
@@ -240,6 +247,44 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
             return through.toString();
           },
           queryTimeoutMs: 200,
+          logger: log.logger,
+        },
+      );
+    } finally {
+      proxy.heal();
+      await proxy.close();
+    }
+  });
+
+  it('a connection the server never answers is given up: a reader is not held, and the next announcement connects again', async () => {
+    const proxy = await startTcpProxy(5432);
+    const log = capturedLogger();
+    try {
+      proxy.silence();
+      await withListener(
+        async (writerSide, payloads) => {
+          // The TCP connection is made (the relay accepts it) but the server's answers never come.
+          const subscribed = await within(5000, writerSide.subscribe(responseId(), collector().reader));
+          assert.ok(
+            subscribed !== 'still waiting' && subscribed.value,
+            `the subscribe: ${subscribed === 'still waiting' ? subscribed : String(subscribed.error)}`,
+          );
+          const subscription = subscribed.value;
+          assert.match(log.text(), /live events: cannot listen for stored events/);
+          proxy.heal();
+          const id = responseId();
+          writerSide.stored([{ responseId: id, from: 0, to: 1 }]);
+          await waitUntil('the notification once the server answers', () => payloads.length === 1, 5000);
+          assert.deepEqual((JSON.parse(payloads[0]!) as { r: unknown[] }).r, [[id, 0, 1]]);
+          subscription.close();
+        },
+        {
+          url: (url) => {
+            const through = new URL(url);
+            through.host = `127.0.0.1:${proxy.port}`;
+            return through.toString();
+          },
+          connectTimeoutMs: 300,
           logger: log.logger,
         },
       );

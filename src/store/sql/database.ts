@@ -182,6 +182,9 @@ const NO_TIMER_LIMIT = 2 ** 31 - 1;
  *   then dropped (pool.query releases it with the error; transaction() below).
  * - TCP keepalive: an idle pooled connection to a vanished server is found dead, not handed out.
  */
+/** How long a new PostgreSQL connection may take to be made (a server that does not answer would hold it for ever). */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
 export function postgresTimeouts(queryTimeoutMs: number | undefined): Partial<PgModule.ClientConfig> {
   const keepAlive = { keepAlive: true, keepAliveInitialDelayMillis: 10_000 };
   if (!queryTimeoutMs) return keepAlive;
@@ -228,7 +231,7 @@ export function openPostgres(options: PostgresOptions): SqlDatabase {
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.max ?? 10,
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     ...postgresTimeouts(options.queryTimeoutMs),
   });
   pool.on('error', options.onConnectionError);
