@@ -17,7 +17,7 @@
 // outside the commit slots, so that the writes of a store that came back are not queued behind them.
 // A store that answers its ping may still not have answered the write: a statement that was never
 // answered (a partition, a server gone without a reset) fails only after the store's time limit, by
-// which time the store may be back. So an end fails only when the store refused it (isRefusal); any
+// which time the store may be back. So an end fails only when the store refused it (TurnRepository.refused); any
 // other failure keeps it like the store being away.
 import type { Logger } from 'winston';
 import type { TurnBegin, TurnEnd, TurnRepository } from '../store/port';
@@ -26,17 +26,6 @@ interface Pending<T, R> {
   op: T;
   resolve(result: R): void;
   reject(err: unknown): void;
-}
-
-/**
- * A write the store answered "no" to: PostgreSQL's SQLSTATE classes 22 (data exception), 23 (integrity
- * constraint) and 42 (syntax or access rule): the same write gets the same answer. Anything else (no
- * answer within the time limit, a connection lost, a cancelled statement, a serialization failure, a
- * failure without a SQLSTATE) says nothing about the write itself.
- */
-export function isRefusal(err: unknown): boolean {
-  const code = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
-  return typeof code === 'string' && /^(22|23|42)/.test(code);
 }
 
 /** Writes per commit: bounds one statement's JSON parameter. */
@@ -188,7 +177,7 @@ export class TurnWriter {
 
   /** An end whose write failed while the store answers: failed when the store refused it, else kept. */
   private failOrKeep(p: Pending<TurnEnd, boolean>, err: unknown, until?: number): void {
-    if (isRefusal(err)) p.reject(err);
+    if (this.turns.refused(err)) p.reject(err);
     else if (until !== undefined && until <= Date.now()) this.giveUp([p], err);
     else this.strand([p], until);
   }

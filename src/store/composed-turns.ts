@@ -5,8 +5,9 @@
 // and the response is failed by the lapsed-lease sweeper).
 import type { ConversationRepository, ResponseRepository, TurnRepository } from './port';
 
-export function composedTurns(conversations: ConversationRepository, responses: ResponseRepository): TurnRepository {
+export function composedTurns(conversations: ConversationRepository, responses: ResponseRepository, refused: (err: unknown) => boolean): TurnRepository {
   return {
+    refused,
     async commit(begins, ends) {
       for (const begin of begins) {
         if (begin.conversation) {

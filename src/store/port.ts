@@ -300,6 +300,12 @@ export interface TurnRepository {
    * All or nothing: a failure writes none of them (the caller retries them one by one).
    */
   commit(begins: readonly TurnBegin[], ends: readonly TurnEnd[]): Promise<{ finished: string[] }>;
+  /**
+   * True when `err` (from commit) is the store answering no to the write itself: the same write gets
+   * the same answer. False for a store that did not answer, was cut off, cancelled the statement or
+   * asked for it to be tried again: the write may still be taken.
+   */
+  refused(err: unknown): boolean;
 }
 
 export interface ResponseRepository {

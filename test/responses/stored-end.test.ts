@@ -43,6 +43,7 @@ for (const driver of ['embedded', 'postgres'] as const) {
             for (const end of ends) endEvents.push(end.events?.length ?? 0);
             return t.store.turns.commit(begins, ends);
           },
+          refused: (err) => t.store.turns.refused(err),
         },
         metrics: createMetrics(),
         now: () => new Date(),

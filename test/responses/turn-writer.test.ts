@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import type { TurnBegin, TurnEnd, TurnRepository } from '../../src/store/port';
 import { TurnWriter } from '../../src/responses/turn-writer';
+import { isSqlRefusal } from '../../src/store/sql/database';
 import { silentLogger, waitUntil } from './helpers';
 
 function begin(id: string): TurnBegin {
@@ -45,6 +46,8 @@ class RecordingTurns implements TurnRepository {
   readonly ping = async (): Promise<void> => {
     if (this.away) throw new Error('connect ECONNREFUSED');
   };
+  /** As the SQL stores classify their errors. */
+  readonly refused = isSqlRefusal;
 
   async commit(begins: readonly TurnBegin[], ends: readonly TurnEnd[]): Promise<{ finished: string[] }> {
     this.commits.push({ begins: begins.map((b) => b.response.id), ends: ends.map((e) => e.responseId) });

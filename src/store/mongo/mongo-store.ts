@@ -10,6 +10,7 @@ import { mongoConsoleSessions } from './console-sessions-repository';
 import { mongoConversations } from './conversations-repository';
 import { mongoFiles } from './files-repository';
 import { composedTurns } from '../composed-turns';
+import { isMongoRefusal } from './refusal';
 import { mongoGroups, mongoKeys, mongoOrganizations, mongoSettings, mongoUsers } from './identity-repositories';
 import { addDayTotalsOf, mongoAudit, mongoResponses, mongoSteps, mongoUsage } from './records-repositories';
 import { mongoRuns } from './runs-repository';
@@ -199,7 +200,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
     steps: mongoSteps(c),
     conversations,
     responses,
-    turns: composedTurns(conversations, responses),
+    turns: composedTurns(conversations, responses, isMongoRefusal),
     audit: mongoAudit(c),
     usage: mongoUsage(c),
     settings: mongoSettings(c),

@@ -196,6 +196,17 @@ export function postgresTimeouts(queryTimeoutMs: number | undefined): Partial<Pg
   };
 }
 
+/**
+ * A statement PostgreSQL (or the embedded database) refused: SQLSTATE classes 22 (data exception), 23
+ * (integrity constraint) and 42 (syntax or access rule): the same statement gets the same answer.
+ * Anything else (no answer within the time limit, a connection lost, a cancelled statement, a
+ * serialization failure, a failure without a SQLSTATE) says nothing about the statement itself.
+ */
+export function isSqlRefusal(err: unknown): boolean {
+  const code = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && /^(22|23|42)/.test(code);
+}
+
 /** node-postgres's error for a statement not answered within query_timeout: its connection is unusable. */
 export function isUnanswered(err: unknown): boolean {
   return err instanceof Error && err.message === 'Query read timeout';

@@ -5,7 +5,7 @@
 // share one.
 import type { TurnRepository } from '../port';
 import type { ResponseRecord } from '../types';
-import { insertFromJson, preparedStatement, type JsonCopyColumn, type SqlDatabase } from './database';
+import { insertFromJson, isSqlRefusal, preparedStatement, type JsonCopyColumn, type SqlDatabase } from './database';
 import { nowIso } from './rows';
 import type { SqlParam } from './params';
 import {
@@ -156,5 +156,6 @@ export function sqlTurns(db: SqlDatabase): TurnRepository {
       const rows = await db.query<{ id: string }>(commitTurnsSql(events), params);
       return { finished: rows.map((row) => row.id) };
     },
+    refused: isSqlRefusal,
   };
 }

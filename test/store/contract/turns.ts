@@ -238,5 +238,25 @@ export function turnsContract(h: StoreHandle, driver: string): void {
       assert.equal(await h.store.responses.get(good.response.id), null);
       assert.equal(await h.store.conversations.get(id), null);
     });
+
+    it('tells a write it refuses (the same write gets the same answer) from a failure that says nothing about the write', async () => {
+      const first = response(uid('conv'));
+      await h.store.turns.commit([{ conversation: null, turnUntil: at(T0), response: first }], []);
+      // The same response id again: a duplicate key on every store.
+      const err = await h.store.turns.commit([{ conversation: null, turnUntil: at(T0), response: { ...response(uid('conv')), id: first.id } }], []).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      assert.ok(err, 'the duplicate beginning is refused');
+      assert.equal(h.store.turns.refused(err), true, String(err));
+      // What a store cut off or too slow gives: no answer about the write.
+      for (const other of [
+        new Error('connect ECONNREFUSED 127.0.0.1:5432'),
+        new Error('Query read timeout'),
+        Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
+      ]) {
+        assert.equal(h.store.turns.refused(other), false, other.message);
+      }
+    });
   });
 }
