@@ -143,6 +143,15 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
   this.timeout(20_000);
 
   /** A writer on a channel of its own and the NOTIFY payloads a plain LISTENing client receives on it. */
+  /** The store's URL with the port of a relay in front of it. */
+  const viaPort =
+    (port: number) =>
+    (url: string): string => {
+      const through = new URL(url);
+      through.host = `127.0.0.1:${port}`;
+      return through.toString();
+    };
+
   async function withListener(
     test: (writerSide: ReturnType<typeof createPostgresLiveEvents>, payloads: string[]) => Promise<void>,
     writerOptions: { url?: (url: string) => string; queryTimeoutMs?: number; connectTimeoutMs?: number; logger?: Logger } = {},
@@ -241,11 +250,7 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
           subscription.close();
         },
         {
-          url: (url) => {
-            const through = new URL(url);
-            through.host = `127.0.0.1:${proxy.port}`;
-            return through.toString();
-          },
+          url: viaPort(proxy.port),
           queryTimeoutMs: 200,
           logger: log.logger,
         },
@@ -279,11 +284,7 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
           subscription.close();
         },
         {
-          url: (url) => {
-            const through = new URL(url);
-            through.host = `127.0.0.1:${proxy.port}`;
-            return through.toString();
-          },
+          url: viaPort(proxy.port),
           connectTimeoutMs: 300,
           logger: log.logger,
         },
