@@ -343,6 +343,19 @@ for (const backend of BACKENDS) {
         assertResponsesFraming(afterEnd, last + 1);
       });
 
+      it('a starting_after or Last-Event-ID past the 32-bit range: response.completed at once, numbered on, not an empty stream', async () => {
+        const { id } = await storedStream();
+        for (const [query, headers] of [
+          ['&starting_after=2147483648', {}],
+          [`&starting_after=${Number.MAX_SAFE_INTEGER}`, {}],
+          ['', { 'last-event-id': '2147483648' }],
+        ] as const) {
+          const frames = await replay(query, headers, id);
+          assert.deepEqual(typesOf(frames), ['response.completed'], `${query} ${JSON.stringify(headers)}`);
+          assert.equal(frames[0]!.id, String(Number(query.split('=')[1] ?? headers['last-event-id']) + 1));
+        }
+      });
+
       it('Last-Event-ID is honoured when starting_after is absent, and starting_after wins when both are sent', async () => {
         const { id, frames } = await storedStream(['a', 'b', 'c']);
         const resumed = await replay('', { 'last-event-id': '6' }, id);

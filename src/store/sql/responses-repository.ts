@@ -108,6 +108,9 @@ export function insertEventChunks(param: number): string {
 /** The event log's write as one statement text whatever the batch size: the chunks as one JSON parameter. */
 const INSERT_EVENT_CHUNKS = preparedStatement(insertEventChunks(1));
 
+/** The largest sequence number the integer columns first_seq and last_seq hold. */
+const MAX_SEQ = 2 ** 31 - 1;
+
 /** Events per statement of INSERT_EVENT_CHUNKS: bounds the size of one JSON parameter. */
 const EVENT_BATCH = 1000;
 
@@ -374,6 +377,10 @@ export function sqlResponses(db: SqlExecutor): ResponseRepository {
     async listEvents(responseId, after, limit) {
       const wanted = limit ?? Number.POSITIVE_INFINITY;
       if (wanted <= 0) return [];
+      // Sequence numbers are integer columns: a reader's `after` at or past their largest value (a
+      // starting_after of 2^31 - 1 or more) has none after it, and must not reach PostgreSQL as a
+      // parameter of that type (22003, integer out of range).
+      if (after >= MAX_SEQ) return [];
       const out: ResponseEventRecord[] = [];
       // Chunks in order; a chunk holds at least one event after the last one read unless a retried
       // write stored it again, so `limit` chunks usually suffice: read on while a full page fell short.

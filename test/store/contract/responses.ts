@@ -130,6 +130,15 @@ export function responsesContract(h: StoreHandle): void {
       assert.equal(await h.store.responses.lastSequenceNumber(uid('none')), -1);
     });
 
+    it('listEvents after a number past the 32-bit range (a huge starting_after) is empty, not an error', async () => {
+      const id = uid('resp');
+      await h.store.responses.appendEvents([event(id, 0), event(id, 1)]);
+      for (const after of [2 ** 31 - 1, 2 ** 31, Number.MAX_SAFE_INTEGER]) {
+        assert.deepEqual(await h.store.responses.listEvents(id, after), [], `after ${after}`);
+        assert.deepEqual(await h.store.responses.listEvents(id, after, 1), [], `after ${after}, limit 1`);
+      }
+    });
+
     it('stores an event whose text holds U+0000 without failing its batch', async () => {
       const id = uid('resp');
       // A literal backslash followed by "u0000" is ordinary text and stays as it is.
