@@ -37,6 +37,12 @@ export interface ReplayOptions {
   signal?: AbortSignal;
   /** How soon the store is read again while a gap in the live events waits for the writer's batch. */
   gapRetryMs?: number;
+  /**
+   * Called once the first store read succeeded, before any event is yielded: from then on the replay
+   * does not fail (a later failed read is retried), so its caller may commit to a stream. A failure of
+   * the first read rejects the first next() instead.
+   */
+  onStarted?: () => void;
 }
 
 const GAP_RETRY_MS = 25;
@@ -195,6 +201,7 @@ export async function* replayEvents(options: ReplayOptions): AsyncGenerator<Stre
     if (signal?.aborted) return;
     const subscribedAt = Date.now();
     if (!(await readStore())) return;
+    options.onStarted?.();
     let lastStoreRead = Date.now();
     // Events the writer published before this reader subscribed and had not stored yet reach it
     // neither live nor in the first read: they are in the store one event-log batch later.
@@ -213,7 +220,10 @@ export async function* replayEvents(options: ReplayOptions): AsyncGenerator<Stre
       const settle = settleReads[0] ?? Infinity;
       if (storedNotice || sinceRead >= pollMs || (sequencer.gap && sinceRead >= gapRetryMs) || now >= settle) {
         storedNotice = false;
-        if (!(await readStore())) return;
+        // The store is where a reader catches up, not its only source: a failed read (a store that is
+        // briefly away) is retried at the next one while live events go on; ending here would cut the
+        // stream short of its terminal event.
+        if (!(await readStore().catch(() => true))) return;
         lastStoreRead = Date.now();
         continue;
       }

@@ -410,6 +410,51 @@ for (const backend of BACKENDS) {
         );
       });
 
+      it('the store failing the replay’s first read: a JSON 500 before any byte, not an empty 200 stream', async () => {
+        const { id, frames } = await storedStream(['a', 'b']);
+        const responses = env.gw.store.responses;
+        const listEvents0 = responses.listEvents.bind(responses);
+        responses.listEvents = () => Promise.reject(new Error('the store is away'));
+        try {
+          const reply = await jsonReply(await get(`${id}?stream=true`));
+          assert.equal(reply.status, 500, reply.text);
+          assert.equal((reply.body['error'] as Record<string, unknown>)['type'], 'server_error');
+        } finally {
+          responses.listEvents = listEvents0;
+        }
+        assert.deepEqual(typesOf(await replay('', {}, id)), typesOf(frames), 'the store back: the whole replay');
+      });
+
+      it('a live reader whose store read fails once goes on live to the terminal event instead of ending the stream there', async () => {
+        env.upstream.script({ kind: 'sse', chunks: responsesStreamEvents('resp-native', SLOW_PIECES, { id: 'resp_up_blip' }), gapMs: 80 });
+        const caller = new SseFollower(await create({ model: 'resp-native', input: 'hi', store: true, stream: true }));
+        await caller.until('the first deltas', 6);
+        const id = String((caller.frames[0]!.data['response'] as Record<string, unknown>)['id']);
+        const responses = env.gw.store.responses;
+        const listEvents0 = responses.listEvents.bind(responses);
+        let calls = 0;
+        let failed = 0;
+        // The reader's first read succeeds; its next ones (its settle reads) fail: a store briefly away.
+        responses.listEvents = (...args) => {
+          if (++calls <= 1) return listEvents0(...args);
+          failed++;
+          return Promise.reject(new Error('the store is away'));
+        };
+        try {
+          const reader = new SseFollower(await get(`${id}?stream=true`));
+          await waitFor(() => failed > 0, { what: 'a failed store read of the reader', timeoutMs: 5000 });
+          responses.listEvents = listEvents0;
+          await Promise.all([caller.finished, reader.finished]);
+          assertResponsesFraming(reader.frames);
+          assert.deepEqual(
+            reader.frames.map((f) => f.data),
+            caller.frames.map((f) => f.data),
+          );
+        } finally {
+          responses.listEvents = listEvents0;
+        }
+      });
+
       it('the caller leaving mid-stream does not stop a stored response: the upstream is read to its end, GET shows it completed', async () => {
         env.upstream.script({ kind: 'sse', chunks: responsesStreamEvents('resp-native', SLOW_PIECES, { id: 'resp_up_left' }), gapMs: 40 });
         const caller = new SseFollower(await create({ model: 'resp-native', input: 'hi', store: true, stream: true }));

@@ -12,21 +12,31 @@ export async function streamStoredEvents(
   responseId: string,
   startingAfter: number,
 ): Promise<void> {
+  let started: () => void = () => undefined;
+  const startedPromise = new Promise<void>((resolve) => (started = resolve));
   const events = replayEvents({
     responses: services.store.responses,
     live: services.responseStreams.live,
     responseId,
     startingAfter,
     signal: ctx.abort.signal,
+    onStarted: () => started(),
   });
+  // The stream's 200 is sent once the replay's first store read succeeded (or it ended or yielded
+  // at once): a failure before that is a JSON error (spec "Events" rule 2), not an empty stream.
+  let next = events.next();
+  await Promise.race([startedPromise, next]);
   const sse = new SseWriter(ctx.res);
   try {
-    for await (const event of events) {
+    for (let result = await next; !result.done; result = await next) {
+      const event = result.value;
       const pending = sse.event(event.json ?? JSON.stringify(event.data), event.event, event.sequenceNumber);
       if (pending) await pending;
       if (!sse.open) break;
+      next = events.next();
     }
   } finally {
+    await events.return();
     sse.end();
   }
 }
