@@ -162,6 +162,58 @@ describe('POST /v1/responses streaming: framing, order, failures after the first
       assert.equal(completed['status'], 'completed');
     });
 
+    it('max_tokens hit mid-call: the cut function_call is done incomplete (the message before it completed), then response.incomplete', async () => {
+      // The text, then a tool call whose input stops mid-JSON; Anthropic closes the block, then says max_tokens.
+      const events = textThenToolEvents().slice(0, 10);
+      events.push(
+        { type: 'content_block_stop', index: 1 },
+        { type: 'message_delta', delta: { stop_reason: 'max_tokens', stop_sequence: null }, usage: { output_tokens: 16 } },
+        { type: 'message_stop' },
+      );
+      anthropic.script({ kind: 'sse', events });
+      const { frames } = await stream('resp-claude');
+      assertResponsesFraming(frames);
+      const done = frames.filter((f) => f.data['type'] === 'response.output_item.done').map((f) => f.data['item'] as Record<string, unknown>);
+      assert.deepEqual(
+        done.map((item) => [item['type'], item['status']]),
+        [
+          ['message', 'completed'],
+          ['function_call', 'incomplete'],
+        ],
+      );
+      assert.equal(done[1]!['arguments'], '{"location": "San Fra');
+      const last = frames[frames.length - 1]!.data;
+      assert.equal(last['type'], 'response.incomplete');
+      const response = last['response'] as Record<string, unknown>;
+      assert.deepEqual(response['incomplete_details'], { reason: 'max_output_tokens' });
+      assert.deepEqual(
+        (response['output'] as Record<string, unknown>[]).map((item) => item['status']),
+        ['completed', 'incomplete'],
+      );
+
+      // Not streamed: the same object.
+      anthropic.script({
+        kind: 'json',
+        body: {
+          id: 'msg_01Cut',
+          type: 'message',
+          role: 'assistant',
+          model: 'claude-sonnet-4-20250514',
+          content: [{ type: 'text', text: 'Hello wor' }],
+          stop_reason: 'max_tokens',
+          stop_sequence: null,
+          usage: { input_tokens: 10, output_tokens: 5 },
+        },
+      });
+      const res = await post(`${env.gw.url}/v1/responses`, { model: 'resp-claude', input: 'hi', max_output_tokens: 5 }, env.gw.auth('member'));
+      const body = (await res.json()) as Record<string, unknown>;
+      assert.equal(body['status'], 'incomplete');
+      assert.deepEqual(
+        (body['output'] as Record<string, unknown>[]).map((item) => [item['type'], item['status']]),
+        [['message', 'incomplete']],
+      );
+    });
+
     it('the Anthropic stream cut mid-way: error then response.failed, the stream ends', async () => {
       // Up to the first text delta, then the connection is destroyed.
       anthropic.script({ kind: 'sse', events: textThenToolEvents().slice(0, 4), endAbruptly: true });

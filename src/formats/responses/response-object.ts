@@ -166,5 +166,10 @@ export function canonicalToResponseObject(response: ModelResponse, ctx: Response
     output: outputItemsOf(response.content),
     usage: usageToResponses(response.usage),
   };
+  // Generation stopped in the last item (token limit, content filter): a message or call cut short is incomplete.
+  const last = state.output.at(-1);
+  if (outcome.status === 'incomplete' && (last?.type === 'message' || last?.type === 'function_call')) {
+    state.output[state.output.length - 1] = { ...last, status: 'incomplete' } as OutputItem;
+  }
   return assembleResponseObject(state, echoRequestFields(ctx.request), ctx.conversationId);
 }

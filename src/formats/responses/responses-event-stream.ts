@@ -18,6 +18,12 @@
 //   then exactly one terminal event: response.completed, response.incomplete (length, content
 //   filter), or, on any failure, `error` followed by response.failed.
 //
+// A message or function_call item that generation stopped in (the token limit or a content filter
+// ended the response) is `incomplete`, not `completed` (Open Responses MessageStatus and
+// FunctionCallStatus): a cut call's arguments are not a call to run. Providers close their last block
+// before they say why they stopped, so with `marksCutItems` the output_item.done of the last closed
+// message or call waits for the next part, and is `incomplete` when that part is such a finish.
+//
 // Blocks may interleave; each gets its output_index when it opens, so indexes follow the order
 // in which items were added (what clients accumulating `output` by index expect). Sequence numbers
 // run from `startSequence` without gaps. Every event and snapshot is a fresh object, never touched
@@ -74,6 +80,12 @@ export interface ResponsesEventStreamContext extends ResponseContext {
    * start() emits nothing, and `startOutputIndex` items were opened before (the first new item's index).
    */
   continues?: { startOutputIndex: number };
+  /**
+   * Hold the output_item.done of the last closed message or function_call until the next part, so that an
+   * item the response ended incomplete in is done as `incomplete` (see the header). For a writer that
+   * pushes every part of one model call up to its finish; not for one that may stop between parts.
+   */
+  marksCutItems?: boolean;
 }
 
 /** An MCP call awaiting approval, buffered until its arguments are complete. */
@@ -106,6 +118,9 @@ export class ResponsesEventStream {
   private readonly open = new Map<string, TextBlock | ToolCallBlock | ReasoningBlock | ServerCallBlock | ApprovalBlock>();
   /** Server-side calls whose arguments are complete, awaiting their result, by call id. */
   private readonly running = new Map<string, ServerCallBlock>();
+  private readonly marksCutItems: boolean;
+  /** The last closed message or call whose output_item.done waits for the next part (marksCutItems). */
+  private held: TextBlock | ToolCallBlock | null = null;
   /** Which function names the gateway runs (settable: an agent run's steps each offer their own tools). */
   serverTools: ((functionName: string, callId?: string) => ServerTool | undefined) | undefined;
 
@@ -120,6 +135,7 @@ export class ResponsesEventStream {
     this.started = ctx.continues !== undefined;
     this.indexBase = ctx.continues?.startOutputIndex ?? 0;
     this.serverTools = ctx.serverTools;
+    this.marksCutItems = ctx.marksCutItems === true;
   }
 
   /** The sequence number the next event will carry. */
@@ -143,6 +159,8 @@ export class ResponsesEventStream {
   push(part: StreamPart): ResponsesEvent[] {
     if (this.finished) return [];
     const events = this.start();
+    // Generation went on after the held item: it was done when it closed (a finish decides for itself).
+    if (part.type !== 'finish') this.release(events);
     switch (part.type) {
       case 'start':
         break;
@@ -243,9 +261,13 @@ export class ResponsesEventStream {
         break;
       }
       case 'finish': {
-        for (const id of [...this.open.keys()]) this.close(id, events);
-        this.usage = usageToResponses(part.usage);
         const outcome = outcomeOf(part.finishReason);
+        // Stopped short: the item being written (the last closed, or one still open) was cut.
+        const cut = outcome.status === 'incomplete';
+        if (cut && this.held) this.held.cut = true;
+        this.release(events);
+        for (const id of [...this.open.keys()]) this.close(id, events, { cut });
+        this.usage = usageToResponses(part.usage);
         if (outcome.status === 'failed') {
           events.push(...this.failWith({ type: 'server_error', ...FINISHED_WITH_ERROR, param: null }));
           break;
@@ -279,7 +301,9 @@ export class ResponsesEventStream {
    */
   fail(err: unknown): ResponsesEvent[] {
     if (this.finished) return [];
-    return [...this.start(), ...this.failWith(streamErrorOf(err))];
+    const events = this.start();
+    this.release(events);
+    return [...events, ...this.failWith(streamErrorOf(err))];
   }
 
   /** Runs a whole source through the stream: start, every part, the terminal event (a throw becomes fail). */
@@ -313,7 +337,9 @@ export class ResponsesEventStream {
   /** The response object as it stands now (a snapshot: in progress, or final once finished). */
   response(): ResponseObject {
     const failed = this.status === 'failed';
-    const output = this.blocks.map((block) => itemOfBlock(block, block.open ? (failed ? 'incomplete' : 'in_progress') : 'completed'));
+    const output = this.blocks.map((block) =>
+      itemOfBlock(block, block.open ? (failed ? 'incomplete' : 'in_progress') : 'cut' in block && block.cut === true ? 'incomplete' : 'completed'),
+    );
     return assembleResponseObject(
       {
         id: this.id,
@@ -447,8 +473,24 @@ export class ResponsesEventStream {
     this.added(block, functionCallItem(block.itemId, 'in_progress', callId, name, ''), events);
   }
 
-  /** The done events of open block `id`, then its output_item.done. */
-  private close(id: string, events: ResponsesEvent[]): void {
+  /** The held item's output_item.done (`incomplete` when it was cut), if one is held. */
+  private release(events: ResponsesEvent[]): void {
+    const block = this.held;
+    if (block === null) return;
+    this.held = null;
+    events.push({
+      type: 'response.output_item.done',
+      sequence_number: this.sequence++,
+      output_index: block.outputIndex,
+      item: itemOfBlock(block, block.cut === true ? 'incomplete' : 'completed'),
+    });
+  }
+
+  /**
+   * The done events of open block `id`, then its output_item.done (held back for a message or call,
+   * with marksCutItems). `finishing`: closed by the finish part, `cut` when the response ends incomplete.
+   */
+  private close(id: string, events: ResponsesEvent[], finishing?: { cut: boolean }): void {
     const block = this.open.get(id);
     if (block === undefined) return;
     this.open.delete(id);
@@ -480,6 +522,7 @@ export class ResponsesEventStream {
       return;
     }
     block.open = false;
+    if (finishing?.cut === true && (block.kind === 'text' || block.kind === 'tool-call')) block.cut = true;
     const where = { item_id: block.itemId, output_index: block.outputIndex };
     switch (block.kind) {
       case 'text':
@@ -507,6 +550,13 @@ export class ResponsesEventStream {
           });
         }
         break;
+    }
+    if (block.kind === 'text' || block.kind === 'tool-call') {
+      this.held = block;
+      // Held until the next part says whether generation stopped in this item; closed by the finish, it knows.
+      if (this.marksCutItems && finishing === undefined) return;
+      this.release(events);
+      return;
     }
     events.push({
       type: 'response.output_item.done',

@@ -11,6 +11,8 @@ export interface TextBlock {
   itemId: string;
   text: string;
   open: boolean;
+  /** Generation stopped while this item was being written (token limit, content filter): done as `incomplete`. */
+  cut?: boolean;
 }
 
 export interface ToolCallBlock {
@@ -21,6 +23,8 @@ export interface ToolCallBlock {
   name: string;
   arguments: string;
   open: boolean;
+  /** Generation stopped while this call was being written (token limit, content filter): done as `incomplete`. */
+  cut?: boolean;
 }
 
 export interface ReasoningBlock {

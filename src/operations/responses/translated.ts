@@ -86,7 +86,8 @@ export async function translatedResponse(
     call.meter.fail(err);
     throw err;
   }
-  const events = new ResponsesEventStream(serverTools ? { ...context, serverTools } : context);
+  // Every part of the call is pushed up to its finish: an item the response ended incomplete in says so.
+  const events = new ResponsesEventStream({ ...context, marksCutItems: true, ...(serverTools ? { serverTools } : {}) });
   if (sink) {
     try {
       await sink.begin(events.response() as unknown as JsonObject);

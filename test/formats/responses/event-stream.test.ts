@@ -336,6 +336,66 @@ describe('formats/responses: ResponsesEventStream', () => {
     }
   });
 
+  it('with marksCutItems, done the message or call generation stopped in as incomplete, the items before it completed', () => {
+    const cutStream = (): ResponsesEventStream => new ResponsesEventStream({ request: REQUEST, marksCutItems: true });
+    const itemDone = (events: ResponsesEvent[]): OutputItem[] => events.flatMap((event) => (event.type === 'response.output_item.done' ? [event.item] : []));
+    for (const [finishReason, reason] of [
+      ['length', 'max_output_tokens'],
+      ['content_filter', 'content_filter'],
+    ] as const) {
+      // Text, then a call cut mid-arguments: the provider closes the call before it says why it stopped.
+      const events = run(
+        [
+          ...textParts('t', 'Let me check.'),
+          { type: 'tool-call-start', id: 'c', callId: 'call_1', name: 'weather' },
+          { type: 'tool-call-delta', id: 'c', delta: '{"city":"Par' },
+          { type: 'tool-call-end', id: 'c' },
+          { type: 'finish', finishReason, usage: USAGE },
+        ],
+        cutStream(),
+      );
+      assertWellFormed(events);
+      assert.deepEqual(types(events).slice(-4), [
+        'response.function_call_arguments.delta',
+        'response.function_call_arguments.done',
+        'response.output_item.done',
+        'response.incomplete',
+      ]);
+      assert.deepEqual(itemDone(events).map(statusOf), ['completed', 'incomplete']);
+      const final = terminalResponse(events);
+      assert.deepEqual(final.incomplete_details, { reason });
+      assert.deepEqual(final.output.map(statusOf), ['completed', 'incomplete']);
+      assert.deepEqual(
+        sdkAccumulated(events).output.map((item) => ('status' in item ? item.status : undefined)),
+        ['completed', 'incomplete'],
+        'what the OpenAI SDK accumulates',
+      );
+    }
+    // A message cut mid-text, and one still open when the finish comes.
+    for (const parts of [
+      textParts('t', 'Hello wor'),
+      [
+        { type: 'text-start', id: 't' },
+        { type: 'text-delta', id: 't', delta: 'Hello wor' },
+      ] as StreamPart[],
+    ]) {
+      const events = run([...parts, { type: 'finish', finishReason: 'length', usage: USAGE }], cutStream());
+      assertWellFormed(events);
+      assert.deepEqual(itemDone(events).map(statusOf), ['incomplete']);
+      assert.deepEqual(terminalResponse(events).output.map(statusOf), ['incomplete']);
+    }
+    // Finished normally, or failed: the held item is done as completed, in the same order as without holding.
+    const completed = run([...textParts('t', 'Hi'), { type: 'finish', finishReason: 'stop', usage: USAGE }], cutStream());
+    assert.deepEqual(types(completed), types(run([...textParts('t', 'Hi'), { type: 'finish', finishReason: 'stop', usage: USAGE }])));
+    assert.deepEqual(itemDone(completed).map(statusOf), ['completed']);
+    const failed = run([...textParts('t', 'Hi'), { type: 'error', error: new Error('cut') }], cutStream());
+    assertWellFormed(failed);
+    assert.deepEqual(types(failed).slice(-3), ['response.output_item.done', 'error', 'response.failed']);
+    assert.deepEqual(terminalResponse(failed).output.map(statusOf), ['completed']);
+    const ended = run([...textParts('t', 'Hi')], cutStream());
+    assert.deepEqual(types(ended).slice(-3), ['response.output_item.done', 'error', 'response.failed']);
+  });
+
   it('closes blocks still open when the finish part comes, before the terminal event', () => {
     const events = run([
       { type: 'text-start', id: 't' },

@@ -184,6 +184,31 @@ describe('formats/responses: canonicalToResponseObject', () => {
     }
   });
 
+  it('is incomplete in the message or call generation stopped in (the last item), the items before it completed', () => {
+    const content: ModelResponse['content'] = [
+      { type: 'text', text: 'Let me check.' },
+      { type: 'tool-call', id: 'call_1', name: 'weather', arguments: '{"city":"Par' },
+    ];
+    for (const finishReason of ['length', 'content_filter'] as const) {
+      const response = canonicalToResponseObject(reply({ finishReason, content }), { request: { model: 'm', input: 'x' } });
+      assert.deepEqual(
+        response.output.map((item) => [item.type, (item as { status?: unknown }).status]),
+        [
+          ['message', 'completed'],
+          ['function_call', 'incomplete'],
+        ],
+      );
+      assertValid(response);
+    }
+    const cutText = canonicalToResponseObject(reply({ finishReason: 'length' }), { request: { model: 'm', input: 'x' } });
+    assert.equal((cutText.output[0] as { status?: unknown }).status, 'incomplete');
+    const whole = canonicalToResponseObject(reply({ finishReason: 'stop', content }), { request: { model: 'm', input: 'x' } });
+    assert.deepEqual(
+      whole.output.map((item) => (item as { status?: unknown }).status),
+      ['completed', 'completed'],
+    );
+  });
+
   it('is failed, with an error, when the reply finished with an error', () => {
     const response = canonicalToResponseObject(reply({ finishReason: 'error' }), { request: { model: 'm', input: 'x' } });
     assert.equal(response.status, 'failed');
