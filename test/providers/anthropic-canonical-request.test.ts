@@ -485,7 +485,7 @@ describe('providers/anthropic canonical request (generate against a fake Message
       assert.deepEqual(body, { messages: [{ role: 'user', content: 'hi' }], max_tokens: 4096, temperature: 0.5, model: 'claude-sonnet-4-20250514' });
     });
 
-    it('reasoning: an explicit budget is sent as given; effort becomes a budget from the table with max_tokens above it; disabled and none', async () => {
+    it('reasoning: an explicit budget is sent as given; effort becomes a budget from the table, under the caller’s output limit (never raised); disabled and none', async () => {
       const cases: [Partial<ModelRequest['options']>, Record<string, unknown>][] = [
         [
           { reasoning: { budgetTokens: 2000 }, maxOutputTokens: 1000 },
@@ -499,9 +499,19 @@ describe('providers/anthropic canonical request (generate against a fake Message
           { thinking: { type: 'enabled', budget_tokens: 2048 }, max_tokens: 3000 },
         ],
         [{ reasoning: { effort: 'medium' } }, { thinking: { type: 'enabled', budget_tokens: 8192 }, max_tokens: 8192 + 4096 }],
+        // The caller's limit counts the thinking (OpenAI's max_output_tokens / max_completion_tokens): the budget is cut to fit
+        // under it, and an effort that cannot fit (the smallest budget is 1024) is sent without thinking.
+        [
+          { reasoning: { effort: 'high' }, maxOutputTokens: 10000 },
+          { thinking: { type: 'enabled', budget_tokens: 9999 }, max_tokens: 10000 },
+        ],
         [
           { reasoning: { effort: 'high' }, maxOutputTokens: 1000 },
-          { thinking: { type: 'enabled', budget_tokens: 24576 }, max_tokens: 24576 + 1000 },
+          { thinking: undefined, max_tokens: 1000 },
+        ],
+        [
+          { reasoning: { effort: 'minimal' }, maxOutputTokens: 1025 },
+          { thinking: { type: 'enabled', budget_tokens: 1024 }, max_tokens: 1025 },
         ],
         [
           { reasoning: { effort: 'xhigh' }, maxOutputTokens: 40000 },

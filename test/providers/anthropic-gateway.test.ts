@@ -90,6 +90,23 @@ describe('Anthropic family through the gateway (official SDKs)', function () {
     await gone;
   });
 
+  it('Responses (openai SDK) with a reasoning effort and max_output_tokens: the limit is never raised, the thinking budget fits under it', async () => {
+    // max_output_tokens bounds all generated tokens, reasoning included; the effort's budget (24576 for high) does not raise it.
+    const reply = { ...jsonToolMessage({}), content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn' };
+    anthropic.script({ kind: 'json', body: reply });
+    await openai.responses.create({ model: 'claude-direct', input: 'Think hard.', reasoning: { effort: 'high' }, max_output_tokens: 10_000 });
+    const fitted = anthropic.requests.at(-1)!.body;
+    assert.equal(fitted['max_tokens'], 10_000);
+    assert.deepEqual(fitted['thinking'], { type: 'enabled', budget_tokens: 9_999 });
+    // Below Anthropic's smallest budget (1024): no thinking rather than a larger limit.
+    anthropic.script({ kind: 'json', body: reply });
+    const response = await openai.responses.create({ model: 'claude-direct', input: 'Think hard.', reasoning: { effort: 'high' }, max_output_tokens: 1000 });
+    const small = anthropic.requests.at(-1)!.body;
+    assert.equal(small['max_tokens'], 1000);
+    assert.equal(small['thinking'], undefined);
+    assert.equal(response.max_output_tokens, 1000);
+  });
+
   it('chat completions JSON mode (openai SDK, not streaming): content is raw JSON without a fence', async () => {
     anthropic.script({ kind: 'json', body: jsonToolMessage({ answer: 42 }) });
     const completion = await openai.chat.completions.create({

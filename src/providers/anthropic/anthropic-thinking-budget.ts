@@ -33,9 +33,11 @@ export interface ThinkingPlan {
 /**
  * The `thinking` field and `max_tokens` for a request. An explicit budget is sent with the caller's own
  * max_tokens as they are (the caller chose both numbers; the upstream judges them, as it would on a
- * pass-through). A budget the gateway chose (from an effort, or an explicit budget with no
- * max_tokens) must fit under max_tokens: when it does not, max_tokens becomes the budget plus the
- * answer room the caller asked for (or the default), so the answer is not starved by the thinking.
+ * pass-through). A budget the gateway chose must fit under max_tokens. With no output limit from the
+ * caller, max_tokens becomes the budget plus the default answer room. A caller's limit
+ * (`max_output_tokens`, `max_completion_tokens`) counts the reasoning tokens too, as OpenAI defines
+ * it, and is never raised: an effort's budget is cut to fit under it, and an effort that cannot fit
+ * (Anthropic's smallest budget is 1024) is sent without thinking.
  */
 export function planThinking(reasoning: ReasoningConfig | undefined, maxOutputTokens: number | undefined): ThinkingPlan {
   const requested = maxOutputTokens ?? DEFAULT_MAX_TOKENS;
@@ -48,5 +50,10 @@ export function planThinking(reasoning: ReasoningConfig | undefined, maxOutputTo
   }
   if (reasoning.effort === undefined || reasoning.effort === 'none') return { thinking: undefined, maxTokens: requested };
   const budget = EFFORT_THINKING_BUDGET[reasoning.effort];
-  return { thinking: { type: 'enabled', budget_tokens: budget }, maxTokens: requested > budget ? requested : budget + requested };
+  if (maxOutputTokens === undefined)
+    return { thinking: { type: 'enabled', budget_tokens: budget }, maxTokens: requested > budget ? requested : budget + requested };
+  // The caller's limit holds: the budget stays below it (Anthropic wants budget_tokens < max_tokens).
+  const fitted = Math.min(budget, maxOutputTokens - 1);
+  if (fitted < MIN_THINKING_BUDGET) return { thinking: undefined, maxTokens: maxOutputTokens };
+  return { thinking: { type: 'enabled', budget_tokens: fitted }, maxTokens: maxOutputTokens };
 }
