@@ -214,6 +214,22 @@ describe('POST /v1/responses streaming: framing, order, failures after the first
       );
     });
 
+    it('created_at is when the gateway made the response, streamed or not (not the upstream reply’s created)', async () => {
+      // The demo provider's replies carry a fixed created (1700000000, November 2023).
+      const before = Math.floor(Date.now() / 1000);
+      const res = await post(`${env.gw.url}/v1/responses`, { model: 'demo', input: 'hi' }, env.gw.auth('member'));
+      const body = (await res.json()) as Record<string, unknown>;
+      const { frames } = await stream('demo');
+      const streamed = frames[frames.length - 1]!.data['response'] as Record<string, unknown>;
+      const after = Math.floor(Date.now() / 1000);
+      for (const response of [body, streamed]) {
+        assert.equal(response['status'], 'completed');
+        const createdAt = response['created_at'] as number;
+        assert.ok(createdAt >= before && createdAt <= after, `created_at ${createdAt} is now (${before}..${after})`);
+        assert.ok(createdAt <= (response['completed_at'] as number), 'created before completed');
+      }
+    });
+
     it('the Anthropic stream cut mid-way: error then response.failed, the stream ends', async () => {
       // Up to the first text delta, then the connection is destroyed.
       anthropic.script({ kind: 'sse', events: textThenToolEvents().slice(0, 4), endAbruptly: true });

@@ -158,7 +158,8 @@ export function canonicalToResponseObject(response: ModelResponse, ctx: Response
   const state: ResponseState = {
     id: ctx.id ?? mintId('resp'),
     model: callerModel(ctx),
-    createdAt: ctx.createdAt ?? (response.created > 0 ? response.created : now),
+    // The gateway's object, made now (as a streamed one is): not the upstream's clock, nor a provider's fixed value.
+    createdAt: ctx.createdAt ?? now,
     completedAt: outcome.status === 'completed' ? now : null,
     status: outcome.status,
     incompleteReason: outcome.incompleteReason,

@@ -67,7 +67,8 @@ describe('formats/responses: canonicalToResponseObject', () => {
     assert.deepEqual(rest2, {
       id: 'resp_fixed',
       object: 'response',
-      created_at: 1_750_000_000,
+      // Made by the gateway now (the upstream's `created` says when the upstream made its reply).
+      created_at: Math.floor(NOW_MS / 1000),
       completed_at: Math.floor(NOW_MS / 1000),
       status: 'completed',
       incomplete_details: null,
