@@ -31,7 +31,8 @@ export interface CallPlan {
 }
 
 /**
- * The caller's fields the provider will not send: options outside its `honours`, and fields of the
+ * The caller's fields the provider will not send: options outside its `honours` or that it cannot
+ * send with this request's values (Provider.unhonoured), and fields of the
  * caller's wire with no canonical meaning unless the provider speaks that wire. Named as the caller
  * named them (`fieldNames`, from the format's converter).
  */
@@ -40,6 +41,7 @@ export function droppedFields(provider: Provider, request: ModelRequest, fieldNa
   for (const key of Object.keys(request.options) as OptionName[]) {
     if (request.options[key] !== undefined && !provider.honours.has(key)) dropped.push(fieldNames[key] ?? key);
   }
+  for (const key of provider.unhonoured?.(request) ?? []) dropped.push(fieldNames[key] ?? key);
   if (request.extra && provider.extrasOf !== request.extra.format) dropped.push(...Object.keys(request.extra.fields));
   if (!provider.strictTools) {
     const strict = (request.tools ?? []).flatMap((tool, i) => (tool.kind === 'function' && tool.strict === true ? [i] : []));

@@ -55,6 +55,11 @@ export interface Provider {
    * this set are not sent, and the call reports them (x-gateway-dropped-params), never silently.
    */
   readonly honours: ReadonlySet<OptionName>;
+  /**
+   * Options among `honours` that this request's own values keep the provider from sending (e.g. a
+   * reasoning effort with no room under the caller's output limit): left out, and reported like the others.
+   */
+  unhonoured?(request: ModelRequest): readonly OptionName[];
   /** The wire format whose unmodelled fields (ModelRequest.extra) this provider's upstream accepts. */
   readonly extrasOf?: WireFormat;
   /** Whether the upstream enforces `strict` on function tools (else it is not sent, and reported dropped). */

@@ -94,17 +94,30 @@ describe('Anthropic family through the gateway (official SDKs)', function () {
     // max_output_tokens bounds all generated tokens, reasoning included; the effort's budget (24576 for high) does not raise it.
     const reply = { ...jsonToolMessage({}), content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn' };
     anthropic.script({ kind: 'json', body: reply });
-    await openai.responses.create({ model: 'claude-direct', input: 'Think hard.', reasoning: { effort: 'high' }, max_output_tokens: 10_000 });
+    const fits = await openai.responses
+      .create({ model: 'claude-direct', input: 'Think hard.', reasoning: { effort: 'high' }, max_output_tokens: 10_000 })
+      .withResponse();
     const fitted = anthropic.requests.at(-1)!.body;
     assert.equal(fitted['max_tokens'], 10_000);
     assert.deepEqual(fitted['thinking'], { type: 'enabled', budget_tokens: 9_999 });
-    // Below Anthropic's smallest budget (1024): no thinking rather than a larger limit.
+    assert.equal(fits.response.headers.get('x-gateway-dropped-params'), null);
+    // Below Anthropic's smallest budget (1024): no thinking rather than a larger limit, and said so.
     anthropic.script({ kind: 'json', body: reply });
-    const response = await openai.responses.create({ model: 'claude-direct', input: 'Think hard.', reasoning: { effort: 'high' }, max_output_tokens: 1000 });
+    const { data: response, response: http } = await openai.responses
+      .create({ model: 'claude-direct', input: 'Think hard.', reasoning: { effort: 'high' }, max_output_tokens: 1000 })
+      .withResponse();
     const small = anthropic.requests.at(-1)!.body;
     assert.equal(small['max_tokens'], 1000);
     assert.equal(small['thinking'], undefined);
     assert.equal(response.max_output_tokens, 1000);
+    assert.equal(http.headers.get('x-gateway-dropped-params'), 'reasoning');
+    // The same on chat completions, named as the caller named it.
+    anthropic.script({ kind: 'json', body: reply });
+    const chat = await openai.chat.completions
+      .create({ model: 'claude-direct', messages: [{ role: 'user', content: 'Think hard.' }], reasoning_effort: 'low', max_completion_tokens: 500 })
+      .withResponse();
+    assert.equal(anthropic.requests.at(-1)!.body['thinking'], undefined);
+    assert.equal(chat.response.headers.get('x-gateway-dropped-params'), 'reasoning_effort');
   });
 
   it('chat completions JSON mode (openai SDK, not streaming): content is raw JSON without a fence', async () => {

@@ -11,6 +11,7 @@ import { anthropicToCanonical } from './anthropic-to-canonical';
 import type { AnthropicMessage } from './anthropic-wire-types';
 import { ANTHROPIC_HONOURED_OPTIONS, canonicalToAnthropic } from './canonical-to-anthropic';
 import { anthropicErrorMapper } from './map-anthropic-error';
+import { thinkingLeftOut } from './anthropic-thinking-budget';
 
 export class AnthropicFamilyProvider implements Provider {
   private readonly transport: UpstreamTransport;
@@ -29,6 +30,10 @@ export class AnthropicFamilyProvider implements Provider {
     this.forwards = hosting.forwardRequest ? ['messages'] : [];
     const unsent = new Set(hosting.unsentOptions ?? []);
     this.honours = new Set([...ANTHROPIC_HONOURED_OPTIONS].filter((option) => !unsent.has(option)));
+  }
+
+  unhonoured(request: ModelRequest): readonly OptionName[] {
+    return thinkingLeftOut(request.options.reasoning, request.options.maxOutputTokens) ? ['reasoning'] : [];
   }
 
   forward(operation: WireOperation, body: string | Buffer, options: ForwardOptions): Promise<UpstreamResponse> {

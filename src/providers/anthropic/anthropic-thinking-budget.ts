@@ -57,3 +57,12 @@ export function planThinking(reasoning: ReasoningConfig | undefined, maxOutputTo
   if (fitted < MIN_THINKING_BUDGET) return { thinking: undefined, maxTokens: maxOutputTokens };
   return { thinking: { type: 'enabled', budget_tokens: fitted }, maxTokens: maxOutputTokens };
 }
+
+/**
+ * True when the caller asked for reasoning (an effort) that planThinking leaves out: the output limit
+ * leaves no room for Anthropic's smallest budget. The call reports it dropped (x-gateway-dropped-params).
+ */
+export function thinkingLeftOut(reasoning: ReasoningConfig | undefined, maxOutputTokens: number | undefined): boolean {
+  if (reasoning?.effort === undefined || reasoning.effort === 'none' || reasoning.disabled === true || reasoning.budgetTokens !== undefined) return false;
+  return planThinking(reasoning, maxOutputTokens).thinking === undefined;
+}
