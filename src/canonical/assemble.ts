@@ -28,7 +28,7 @@ export class ResponseAssembler {
         response.created = part.created;
         break;
       case 'text-start': {
-        const block: AssistantPart = { type: 'text', text: '' };
+        const block: AssistantPart = part.refusal === true ? { type: 'text', text: '', refusal: true } : { type: 'text', text: '' };
         open.set(part.id, block);
         response.content.push(block);
         break;
@@ -98,7 +98,7 @@ export function* responseToParts(response: ModelResponse, textChunks: (text: str
     const id = `b${n++}`;
     switch (block.type) {
       case 'text':
-        yield { type: 'text-start', id };
+        yield block.refusal === true ? { type: 'text-start', id, refusal: true } : { type: 'text-start', id };
         for (const delta of textChunks(block.text)) if (delta !== '') yield { type: 'text-delta', id, delta };
         yield { type: 'text-end', id };
         break;

@@ -22,6 +22,12 @@ export type CacheControl = JsonObject;
 export interface TextPart {
   type: 'text';
   text: string;
+  /**
+   * The model declined to answer and this text says so (OpenAI `refusal`, Anthropic `stop_reason:
+   * refusal`): formats with a refusal of their own (Responses `refusal` content, chat `refusal`) show
+   * it as that, the others as text.
+   */
+  refusal?: boolean;
   cacheControl?: CacheControl;
 }
 
@@ -246,7 +252,8 @@ export interface ModelResponse {
 
 export type StreamPart =
   | { type: 'start'; id: string; model: string; created: number }
-  | { type: 'text-start'; id: string }
+  /** `refusal`: the block is the model's refusal (TextPart.refusal), not an answer. */
+  | { type: 'text-start'; id: string; refusal?: boolean }
   | { type: 'text-delta'; id: string; delta: string }
   | { type: 'text-end'; id: string }
   | { type: 'reasoning-start'; id: string; redactedData?: string; encryptedContent?: string }

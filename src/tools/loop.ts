@@ -580,7 +580,7 @@ function* replayTurn(response: ModelResponse): Generator<StreamPart> {
   for (const block of response.content) {
     const id = `r${n++}`;
     if (block.type === 'text') {
-      yield { type: 'text-start', id };
+      yield block.refusal === true ? { type: 'text-start', id, refusal: true } : { type: 'text-start', id };
       yield { type: 'text-delta', id, delta: block.text };
       yield { type: 'text-end', id };
     } else if (block.type === 'tool-call') {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { assembleResponse } from '../../src/canonical/assemble';
 import type { StreamPart, ToolDefinition } from '../../src/canonical/model';
 import { GatewayError } from '../../src/http/errors';
+import { UNEXPLAINED_REFUSAL } from '../../src/providers/anthropic/anthropic-to-canonical';
 import { jsonToolEvents, messageStart, textMessage, textThenToolEvents } from '../fixtures/upstreams/anthropic-events';
 import { useFakeAnthropicProvider } from '../fixtures/upstreams/anthropic-upstream';
 import { collect, streamOf } from '../helpers/async-iterables';
@@ -67,7 +68,9 @@ describe('providers/anthropic canonical replies and streams', () => {
         assert.equal(response.finishReason, finish, stopReason);
         assert.equal(response.rawFinishReason, stopReason);
         assert.equal(response.stopSequence, stopSequence);
-        assert.deepEqual(response.content, [{ type: 'text', text: 'x' }]);
+        // A refusal without stop_details still ends with a refusal part saying so.
+        const refusal = stopReason === 'refusal' ? [{ type: 'text', text: UNEXPLAINED_REFUSAL, refusal: true }] : [];
+        assert.deepEqual(response.content, [{ type: 'text', text: 'x' }, ...refusal]);
         assert.deepEqual(response.usage, { inputTokens: 25, outputTokens: 7 });
       }
     });
@@ -132,6 +135,36 @@ describe('providers/anthropic canonical replies and streams', () => {
       assert.deepEqual(assembled.content, [
         { type: 'text', text: 'Okay, let me check.' },
         { type: 'tool-call', id: 'toolu_01Weather', name: 'get_weather', arguments: '{"location": "San Francisco, CA"}' },
+      ]);
+    });
+
+    it('a refusal (stop_reason and stop_details on message_delta) ends with a refusal block of its explanation after the text', async () => {
+      const explanation = 'This request was declined because it could enable cyber harm.';
+      anthropic.fake.script({
+        kind: 'sse',
+        events: [
+          messageStart(),
+          { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+          { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello..' } },
+          { type: 'content_block_stop', index: 0 },
+          { type: 'message_delta', delta: { stop_reason: 'refusal', stop_sequence: null, stop_details: { type: 'refusal', explanation } } },
+          { type: 'message_stop' },
+        ],
+      });
+      const parts = await collect(anthropic.provider.stream(modelRequest(), 'claude', {}));
+      assert.deepEqual(parts.slice(1, -1), [
+        { type: 'text-start', id: 'b0' },
+        { type: 'text-delta', id: 'b0', delta: 'Hello..' },
+        { type: 'text-end', id: 'b0' },
+        { type: 'text-start', id: 'refusal', refusal: true },
+        { type: 'text-delta', id: 'refusal', delta: explanation },
+        { type: 'text-end', id: 'refusal' },
+      ]);
+      assert.equal((parts.at(-1) as { finishReason?: string }).finishReason, 'content_filter');
+      const assembled = await assembleResponse(streamOf(parts));
+      assert.deepEqual(assembled.content, [
+        { type: 'text', text: 'Hello..' },
+        { type: 'text', text: explanation, refusal: true },
       ]);
     });
 

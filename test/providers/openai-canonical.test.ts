@@ -446,7 +446,7 @@ describe('openai provider: canonical generate()/stream()', () => {
       }
     });
 
-    it('maps tool calls (ids kept, a missing id generated), function_call and content_filter finishes, and a refusal as text', async () => {
+    it('maps tool calls (ids kept, a missing id generated), function_call and content_filter finishes, and a refusal as a refusal text part', async () => {
       upstream.script(
         {
           kind: 'json',
@@ -499,7 +499,7 @@ describe('openai provider: canonical generate()/stream()', () => {
       assert.equal(legacy.model, 'm', 'no model in the reply: the upstream model name');
 
       const refused = await provider.generate(request(hi()), 'm', {});
-      assert.deepEqual(refused.content, [{ type: 'text', text: 'I cannot help with that.' }]);
+      assert.deepEqual(refused.content, [{ type: 'text', text: 'I cannot help with that.', refusal: true }]);
       assert.equal(refused.finishReason, 'content_filter');
     });
 
@@ -541,6 +541,29 @@ describe('openai provider: canonical generate()/stream()', () => {
       const body = seen.json();
       assert.equal(body['stream'], true);
       assert.deepEqual(body['stream_options'], { include_obfuscation: false, include_usage: true });
+    });
+
+    it('streams refusal deltas as a text block of their own marked refusal', async () => {
+      const base = { id: 'chatcmpl-r', object: 'chat.completion.chunk', created: 1, model: 'gpt-real' };
+      const data = (delta: Record<string, unknown>, finish: string | null = null): string =>
+        `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      upstream.script({
+        kind: 'sse',
+        chunks: [
+          data({ role: 'assistant', content: null, refusal: '' }),
+          data({ refusal: 'I cannot ' }),
+          data({ refusal: 'help.' }),
+          data({}, 'stop'),
+          'data: [DONE]\n\n',
+        ],
+      });
+      const parts = await collect(provider.stream(request(hi()), 'gpt-real', {}));
+      assert.deepEqual(parts.slice(1, -1), [
+        { type: 'text-start', id: 'b0', refusal: true },
+        { type: 'text-delta', id: 'b0', delta: 'I cannot ' },
+        { type: 'text-delta', id: 'b0', delta: 'help.' },
+        { type: 'text-end', id: 'b0' },
+      ]);
     });
 
     it('streams reasoning deltas as a reasoning block closed when the answer begins', async () => {

@@ -3,7 +3,7 @@
 // request: it owns the stream's state (ids, tool-call indexes, whether tools were called).
 //
 // The first chunk carries the role and an empty content, as OpenAI's does; text deltas follow as
-// `content`, reasoning deltas as `reasoning_content`; a tool call opens with its index, id, type, name
+// `content` (those of a refusal block as `refusal`), reasoning deltas as `reasoning_content`; a tool call opens with its index, id, type, name
 // and empty arguments, then argument fragments under the same index. The finish chunk carries the
 // finish reason. Usage: with `stream_options.include_usage` it comes as OpenAI sends it, a last chunk
 // with an empty `choices`; otherwise it rides on the finish chunk, so that metering still sees it and
@@ -34,6 +34,8 @@ export class ChatChunkStream implements PartRenderer<ChatCompletionChunk> {
   private readonly toolIndexes = new Map<string, number>();
   /** Open reasoning blocks: whether each is only a signature so far (no text, nothing redacted). */
   private readonly reasoning = new Map<string, boolean>();
+  /** Open refusal blocks (their deltas go out as `refusal`, not `content`). */
+  private readonly refusals = new Set<string>();
   /** The signature of a signature-only reasoning block that just ended, for the tool call that follows. */
   private signature: string | undefined;
 
@@ -69,8 +71,14 @@ export class ChatChunkStream implements PartRenderer<ChatCompletionChunk> {
     const signature = this.signature;
     this.signature = undefined;
     switch (part.type) {
+      case 'text-start':
+        if (part.refusal === true) this.refusals.add(part.id);
+        break;
       case 'text-delta':
-        if (part.delta !== '') out.push(this.chunk({ content: part.delta }));
+        if (part.delta !== '') out.push(this.chunk(this.refusals.has(part.id) ? { refusal: part.delta } : { content: part.delta }));
+        break;
+      case 'text-end':
+        this.refusals.delete(part.id);
         break;
       case 'reasoning-start':
         this.reasoning.set(part.id, part.redactedData === undefined && part.encryptedContent === undefined);
@@ -110,8 +118,6 @@ export class ChatChunkStream implements PartRenderer<ChatCompletionChunk> {
         }
         break;
       }
-      case 'text-start':
-      case 'text-end':
       case 'tool-call-end':
       case 'native':
       case 'server-tool-result': // the gateway's tool loop serves Responses only; chat has no item for it

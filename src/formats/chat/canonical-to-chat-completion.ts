@@ -2,7 +2,7 @@
 // provider (https://platform.openai.com/docs/api-reference/chat/object).
 //
 // `content` is the text parts joined, or null when the reply has no text part (a reply of tool calls
-// only, as OpenAI answers). Reasoning text goes in `reasoning_content`, the field DeepSeek, vLLM and
+// only, as OpenAI answers); refusal parts go joined in `refusal` instead. Reasoning text goes in `reasoning_content`, the field DeepSeek, vLLM and
 // LiteLLM use and the gateway has always filled; Anthropic signatures and redacted thinking are not
 // on the chat wire. A signature-only reasoning part right before a tool call (how a Gemini thought
 // signature arrives) goes on that call as `extra_content.google.thought_signature`, Google's own
@@ -15,6 +15,7 @@ import type { ChatCompletion, ChatCompletionMessage, ChatToolCall } from './chat
 /** `model` is the caller's model id (echoed, as OpenAI does), not the upstream's name. */
 export function canonicalToChatCompletion(response: ModelResponse, model: string, now: () => number = Date.now): ChatCompletion {
   let text: string | null = null;
+  let refusal: string | null = null;
   let reasoning = '';
   const toolCalls: ChatToolCall[] = [];
   let signature: string | undefined;
@@ -23,7 +24,8 @@ export function canonicalToChatCompletion(response: ModelResponse, model: string
     signature = undefined;
     switch (part.type) {
       case 'text':
-        text = (text ?? '') + part.text;
+        if (part.refusal === true) refusal = (refusal ?? '') + part.text;
+        else text = (text ?? '') + part.text;
         break;
       case 'reasoning':
         reasoning += part.text;
@@ -39,7 +41,7 @@ export function canonicalToChatCompletion(response: ModelResponse, model: string
         break;
     }
   }
-  const message: ChatCompletionMessage = { role: 'assistant', content: text, refusal: null };
+  const message: ChatCompletionMessage = { role: 'assistant', content: text, refusal };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   if (reasoning !== '') message.reasoning_content = reasoning;
   return {

@@ -56,6 +56,8 @@ export interface ChatChunkToolCall {
 export interface ChatChunkDelta {
   role?: 'assistant';
   content?: string;
+  /** The model's refusal, as OpenAI streams it. */
+  refusal?: string;
   reasoning_content?: string;
   tool_calls?: ChatChunkToolCall[];
 }

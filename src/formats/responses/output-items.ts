@@ -1,6 +1,6 @@
 // Canonical reply parts → Responses output items, shared by the whole-response converter and the
 // event stream so both write the same items: a text block is a `message` with one `output_text`
-// part, a tool call a `function_call`, reasoning a `reasoning` item whose readable text is a
+// part (a refusal one `refusal` part), a tool call a `function_call`, reasoning a `reasoning` item whose readable text is a
 // `summary_text` part (what Responses clients display) and whose opaque state is `encrypted_content`.
 // Native parts of the Responses format are items as the upstream wrote them; native parts of another
 // format (an Anthropic server tool block) have no Responses item and are left out.
@@ -11,9 +11,11 @@ import type {
   FunctionCallItem,
   ItemStatus,
   McpCallItem,
+  MessageContent,
   MessageItem,
   OutputItem,
   OutputTextContent,
+  RefusalContent,
   ReasoningItem,
   ServerCallStatus,
   SvcCallItem,
@@ -23,7 +25,16 @@ export function outputText(text: string): OutputTextContent {
   return { type: 'output_text', text, annotations: [], logprobs: [] };
 }
 
-export function messageItem(id: string, status: ItemStatus, content: OutputTextContent[]): MessageItem {
+export function refusalContent(refusal: string): RefusalContent {
+  return { type: 'refusal', refusal };
+}
+
+/** The content part of a text block: its text, or its refusal. */
+export function messageContent(text: string, refusal: boolean | undefined): MessageContent {
+  return refusal === true ? refusalContent(text) : outputText(text);
+}
+
+export function messageItem(id: string, status: ItemStatus, content: MessageContent[]): MessageItem {
   return { id, type: 'message', status, role: 'assistant', content };
 }
 
@@ -73,7 +84,7 @@ export function outputItemsOf(content: AssistantPart[]): OutputItem[] {
   for (const part of content) {
     switch (part.type) {
       case 'text':
-        items.push(messageItem(mintId('msg'), 'completed', [outputText(part.text)]));
+        items.push(messageItem(mintId('msg'), 'completed', [messageContent(part.text, part.refusal)]));
         break;
       case 'tool-call':
         items.push(functionCallItem(part.itemId ?? mintId('fc'), 'completed', part.id, part.name, part.arguments));

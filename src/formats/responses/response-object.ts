@@ -7,7 +7,7 @@ import type { FinishReason, JsonObject, ModelResponse, Usage } from '../../canon
 import { mintId } from './ids';
 import { outputItemsOf } from './output-items';
 import { isRecord } from './request-errors';
-import type { EchoedRequestFields, OutputItem, ResponseObject, ResponseStatus, ResponseUsage } from './wire-types';
+import type { EchoedRequestFields, MessageItem, OutputItem, ResponseObject, ResponseStatus, ResponseUsage } from './wire-types';
 
 /** What a response object is built from besides the reply: the caller's request and our ids. */
 export interface ResponseContext {
@@ -167,9 +167,11 @@ export function canonicalToResponseObject(response: ModelResponse, ctx: Response
     output: outputItemsOf(response.content),
     usage: usageToResponses(response.usage),
   };
-  // Generation stopped in the last item (token limit, content filter): a message or call cut short is incomplete.
+  // Generation stopped in the last item (token limit, content filter): a message or call cut short is
+  // incomplete. A refusal is not cut short: it is why generation stopped, said whole.
   const last = state.output.at(-1);
-  if (outcome.status === 'incomplete' && (last?.type === 'message' || last?.type === 'function_call')) {
+  const refusal = last?.type === 'message' && (last as MessageItem).content.some((part) => part.type === 'refusal');
+  if (outcome.status === 'incomplete' && !refusal && (last?.type === 'message' || last?.type === 'function_call')) {
     state.output[state.output.length - 1] = { ...last, status: 'incomplete' } as OutputItem;
   }
   return assembleResponseObject(state, echoRequestFields(ctx.request), ctx.conversationId);

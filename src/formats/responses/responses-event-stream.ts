@@ -4,6 +4,7 @@
 //   response.created → response.in_progress
 //   per text block:      output_item.added (message) → content_part.added → output_text.delta…
 //                        → output_text.done → content_part.done → output_item.done
+//   per refusal block:   the same with a `refusal` part, refusal.delta… and refusal.done
 //   per tool call:       output_item.added (function_call, arguments '') → function_call_arguments.delta…
 //                        → function_call_arguments.done → output_item.done
 //   per reasoning block: output_item.added (reasoning) → reasoning_summary_part.added
@@ -20,9 +21,10 @@
 //
 // A message or function_call item that generation stopped in (the token limit or a content filter
 // ended the response) is `incomplete`, not `completed` (Open Responses MessageStatus and
-// FunctionCallStatus): a cut call's arguments are not a call to run. Providers close their last block
-// before they say why they stopped, so with `marksCutItems` the output_item.done of the last closed
-// message or call waits for the next part, and is `incomplete` when that part is such a finish.
+// FunctionCallStatus): a cut call's arguments are not a call to run. A refusal is never cut: it is
+// why the response stopped, said whole. Providers close their last block before they say why they
+// stopped, so with `marksCutItems` the output_item.done of the last closed message or call waits for
+// the next part, and is `incomplete` when that part is such a finish.
 //
 // Blocks may interleave; each gets its output_index when it opens, so indexes follow the order
 // in which items were added (what clients accumulating `output` by index expect). Sequence numbers
@@ -30,7 +32,7 @@
 // again, so events can be serialised later (an event log written in batches).
 import type { StreamPart } from '../../canonical/model';
 import { mintId } from './ids';
-import { functionCallItem, messageItem, nativeItem, outputText, reasoningItem } from './output-items';
+import { functionCallItem, messageContent, messageItem, nativeItem, reasoningItem } from './output-items';
 import {
   endedEarly,
   itemOfBlock,
@@ -87,6 +89,9 @@ export interface ResponsesEventStreamContext extends ResponseContext {
    */
   marksCutItems?: boolean;
 }
+
+/** A refusal block: said whole, never `incomplete` (see the header). */
+const isRefusal = (block: Block): boolean => block.kind === 'text' && block.refusal === true;
 
 /** An MCP call awaiting approval, buffered until its arguments are complete. */
 interface ApprovalBlock {
@@ -165,21 +170,15 @@ export class ResponsesEventStream {
       case 'start':
         break;
       case 'text-start':
-        this.openText(part.id, events);
+        this.openText(part.id, events, part.refusal === true);
         break;
       case 'text-delta': {
         const block = this.textBlock(part.id, events);
         if (part.delta === '') break;
         block.text += part.delta;
-        events.push({
-          type: 'response.output_text.delta',
-          sequence_number: this.sequence++,
-          item_id: block.itemId,
-          output_index: block.outputIndex,
-          content_index: 0,
-          delta: part.delta,
-          logprobs: [],
-        });
+        const where = { item_id: block.itemId, output_index: block.outputIndex, content_index: 0 };
+        if (block.refusal === true) events.push({ type: 'response.refusal.delta', sequence_number: this.sequence++, ...where, delta: part.delta });
+        else events.push({ type: 'response.output_text.delta', sequence_number: this.sequence++, ...where, delta: part.delta, logprobs: [] });
         break;
       }
       case 'reasoning-start': {
@@ -264,7 +263,7 @@ export class ResponsesEventStream {
         const outcome = outcomeOf(part.finishReason);
         // Stopped short: the item being written (the last closed, or one still open) was cut.
         const cut = outcome.status === 'incomplete';
-        if (cut && this.held) this.held.cut = true;
+        if (cut && this.held && !isRefusal(this.held)) this.held.cut = true;
         this.release(events);
         for (const id of [...this.open.keys()]) this.close(id, events, { cut });
         this.usage = usageToResponses(part.usage);
@@ -379,8 +378,9 @@ export class ResponsesEventStream {
     events.push({ type: 'response.output_item.added', sequence_number: this.sequence++, output_index: block.outputIndex, item });
   }
 
-  private openText(id: string, events: ResponsesEvent[]): TextBlock {
+  private openText(id: string, events: ResponsesEvent[], refusal = false): TextBlock {
     const block: TextBlock = { kind: 'text', outputIndex: this.indexBase + this.blocks.length, itemId: mintId('msg'), text: '', open: true };
+    if (refusal) block.refusal = true;
     this.blocks.push(block);
     this.open.set(id, block);
     this.added(block, messageItem(block.itemId, 'in_progress', []), events);
@@ -390,7 +390,7 @@ export class ResponsesEventStream {
       item_id: block.itemId,
       output_index: block.outputIndex,
       content_index: 0,
-      part: outputText(''),
+      part: messageContent('', block.refusal),
     });
     return block;
   }
@@ -522,12 +522,22 @@ export class ResponsesEventStream {
       return;
     }
     block.open = false;
-    if (finishing?.cut === true && (block.kind === 'text' || block.kind === 'tool-call')) block.cut = true;
+    if (finishing?.cut === true && (block.kind === 'text' || block.kind === 'tool-call') && !isRefusal(block)) block.cut = true;
     const where = { item_id: block.itemId, output_index: block.outputIndex };
     switch (block.kind) {
       case 'text':
-        events.push({ type: 'response.output_text.done', sequence_number: this.sequence++, ...where, content_index: 0, text: block.text, logprobs: [] });
-        events.push({ type: 'response.content_part.done', sequence_number: this.sequence++, ...where, content_index: 0, part: outputText(block.text) });
+        if (block.refusal === true) {
+          events.push({ type: 'response.refusal.done', sequence_number: this.sequence++, ...where, content_index: 0, refusal: block.text });
+        } else {
+          events.push({ type: 'response.output_text.done', sequence_number: this.sequence++, ...where, content_index: 0, text: block.text, logprobs: [] });
+        }
+        events.push({
+          type: 'response.content_part.done',
+          sequence_number: this.sequence++,
+          ...where,
+          content_index: 0,
+          part: messageContent(block.text, block.refusal),
+        });
         break;
       case 'tool-call':
         events.push({

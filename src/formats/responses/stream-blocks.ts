@@ -2,7 +2,7 @@
 // reports. A block is opened by a stream part's *-start, filled by its deltas and closed by its *-end;
 // its item is rendered from it whenever an event or a snapshot needs it.
 import { GatewayError } from '../../http/errors';
-import { functionCallItem, mcpCallItem, messageItem, outputText, reasoningItem, svcCallItem } from './output-items';
+import { functionCallItem, mcpCallItem, messageContent, messageItem, reasoningItem, svcCallItem } from './output-items';
 import type { ItemStatus, OutputItem, ServerCallStatus, StreamErrorPayload } from './wire-types';
 
 export interface TextBlock {
@@ -10,6 +10,8 @@ export interface TextBlock {
   outputIndex: number;
   itemId: string;
   text: string;
+  /** The model's refusal: a `refusal` content part (refusal events) instead of `output_text`. */
+  refusal?: boolean;
   open: boolean;
   /** Generation stopped while this item was being written (token limit, content filter): done as `incomplete`. */
   cut?: boolean;
@@ -84,7 +86,7 @@ export const endedEarly = (): GatewayError =>
 export function itemOfBlock(block: Block, status: ItemStatus): OutputItem {
   switch (block.kind) {
     case 'text':
-      return messageItem(block.itemId, status, [outputText(block.text)]);
+      return messageItem(block.itemId, status, [messageContent(block.text, block.refusal)]);
     case 'tool-call':
       return functionCallItem(block.itemId, status, block.callId, block.name, block.arguments);
     case 'reasoning':

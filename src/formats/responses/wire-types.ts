@@ -16,6 +16,15 @@ export interface OutputTextContent {
   logprobs: JsonObject[];
 }
 
+/** `refusal` content of an assistant message item: the model declined, and says why. */
+export interface RefusalContent {
+  type: 'refusal';
+  refusal: string;
+}
+
+/** A content part of an assistant message item. */
+export type MessageContent = OutputTextContent | RefusalContent;
+
 export interface SummaryTextContent {
   type: 'summary_text';
   text: string;
@@ -26,7 +35,7 @@ export interface MessageItem {
   type: 'message';
   status: ItemStatus;
   role: 'assistant';
-  content: OutputTextContent[];
+  content: MessageContent[];
 }
 
 export interface FunctionCallItem {
@@ -156,10 +165,12 @@ export type ResponsesEvent = Sequenced &
         item_id: string;
         output_index: number;
         content_index: number;
-        part: OutputTextContent;
+        part: MessageContent;
       }
     | { type: 'response.output_text.delta'; item_id: string; output_index: number; content_index: number; delta: string; logprobs: JsonObject[] }
     | { type: 'response.output_text.done'; item_id: string; output_index: number; content_index: number; text: string; logprobs: JsonObject[] }
+    | { type: 'response.refusal.delta'; item_id: string; output_index: number; content_index: number; delta: string }
+    | { type: 'response.refusal.done'; item_id: string; output_index: number; content_index: number; refusal: string }
     | { type: 'response.function_call_arguments.delta'; item_id: string; output_index: number; delta: string }
     | { type: 'response.function_call_arguments.done'; item_id: string; output_index: number; name: string; arguments: string }
     | { type: 'response.svc_call_arguments.delta' | 'response.mcp_call_arguments.delta'; item_id: string; output_index: number; delta: string }

@@ -10,7 +10,7 @@
 import type { JsonObject, StreamPart } from '../../canonical/model';
 import { GatewayError } from '../../http/errors';
 import { jsonToolInputToText, type JsonToolPlan } from './anthropic-json-tool';
-import { mapAnthropicFinishReason, mapAnthropicUsage, mergeAnthropicUsage } from './anthropic-to-canonical';
+import { mapAnthropicFinishReason, mapAnthropicUsage, mergeAnthropicUsage, refusalOf } from './anthropic-to-canonical';
 import type { AnthropicContentBlock, AnthropicContentDelta, AnthropicStreamEvent, AnthropicUsage } from './anthropic-wire-types';
 
 interface OpenBlock {
@@ -52,6 +52,8 @@ export class AnthropicStreamToParts {
   private readonly blocks = new Map<number, OpenBlock>();
   private readonly usage: AnthropicUsage = {};
   private stopReason: string | null = null;
+  /** message_delta's `stop_details` (why a refusal refused). */
+  private stopDetails: unknown;
   private stopSequence: string | null | undefined;
   private sawToolCall = false;
   private sawJson = false;
@@ -80,6 +82,7 @@ export class AnthropicStreamToParts {
       }
       case 'message_delta':
         if (event.delta?.stop_reason) this.stopReason = event.delta.stop_reason;
+        if (event.delta?.stop_details !== undefined) this.stopDetails = event.delta.stop_details;
         if (event.delta && 'stop_sequence' in event.delta) this.stopSequence = event.delta.stop_sequence ?? null;
         mergeAnthropicUsage(this.usage, event.usage);
         return [];
@@ -232,6 +235,12 @@ export class AnthropicStreamToParts {
       const block = this.blocks.get(index);
       this.blocks.delete(index);
       if (block) out.push(...this.close(block));
+    }
+    if (this.stopReason === 'refusal') {
+      // Known only now: the refusal is a block of its own after whatever text came before it.
+      out.push({ type: 'text-start', id: 'refusal', refusal: true });
+      out.push({ type: 'text-delta', id: 'refusal', delta: refusalOf(this.stopDetails) });
+      out.push({ type: 'text-end', id: 'refusal' });
     }
     let finishReason = mapAnthropicFinishReason(this.stopReason);
     let rawFinishReason = this.stopReason ?? undefined;

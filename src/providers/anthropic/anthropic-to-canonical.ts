@@ -55,6 +55,20 @@ export interface ReplyContext {
 const isRecord = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 
+/** What the caller is told of a refusal when the upstream gives no explanation of its own. */
+export const UNEXPLAINED_REFUSAL = 'The model declined to continue this response.';
+
+/**
+ * The refusal a reply that stopped with `refusal` ends with: `stop_details.explanation` (whole reply, or
+ * the stream's message_delta), else a plain statement. Text written before the refusal stays text; the
+ * refusal is a part of its own after it.
+ * (https://platform.claude.com/docs/test-and-evaluate/strengthen-guardrails/handle-streaming-refusals)
+ */
+export function refusalOf(stopDetails: unknown): string {
+  const explanation = isRecord(stopDetails) ? stopDetails['explanation'] : undefined;
+  return typeof explanation === 'string' && explanation !== '' ? explanation : UNEXPLAINED_REFUSAL;
+}
+
 export function anthropicToCanonical(message: AnthropicMessage, context: ReplyContext): ModelResponse {
   const content: AssistantPart[] = [];
   const jsonParts = new Set<AssistantPart>();
@@ -97,6 +111,7 @@ export function anthropicToCanonical(message: AnthropicMessage, context: ReplyCo
   const usedJsonTool = jsonParts.size > 0;
   // When the JSON tool answered, the text is its input alone: no prose around it (rule 4).
   const parts = usedJsonTool ? content.filter((p) => p.type !== 'text' || jsonParts.has(p)) : content;
+  if (message.stop_reason === 'refusal') parts.push({ type: 'text', text: refusalOf(message['stop_details']), refusal: true });
   let finishReason = mapAnthropicFinishReason(message.stop_reason);
   let rawFinishReason = message.stop_reason ?? undefined;
   if (usedJsonTool && !sawToolCall && finishReason === 'tool_calls') {

@@ -124,7 +124,12 @@ export type AnthropicStreamEvent =
   | { type: 'content_block_start'; index: number; content_block: AnthropicContentBlock }
   | { type: 'content_block_delta'; index: number; delta: AnthropicContentDelta }
   | { type: 'content_block_stop'; index: number }
-  | { type: 'message_delta'; delta: { stop_reason?: AnthropicStopReason | null; stop_sequence?: string | null }; usage?: AnthropicUsage }
+  | {
+      type: 'message_delta';
+      /** `stop_details`: why a `refusal` refused ({type: 'refusal', category, explanation}). */
+      delta: { stop_reason?: AnthropicStopReason | null; stop_sequence?: string | null; stop_details?: unknown };
+      usage?: AnthropicUsage;
+    }
   | { type: 'message_stop' }
   | { type: 'ping' }
   | { type: 'error'; error: AnthropicErrorBody };

@@ -1,7 +1,7 @@
 // A chat-completions reply to a canonical ModelResponse: the first choice only (the canonical reply
 // has one), its reasoning (`reasoning_content` of DeepSeek and older vLLM, `reasoning` of newer vLLM,
-// Ollama and OpenRouter) first, then its text, then its tool calls. A refusal becomes text: the
-// caller must see why there is no answer, and the canonical model has no refusal part.
+// Ollama and OpenRouter) first, then its text, then its tool calls. A refusal is a text part of its own
+// marked `refusal`, after any text, so that a format with a refusal of its own shows it as one.
 import { randomBytes } from 'node:crypto';
 import type { AssistantPart, ModelResponse } from '../../canonical/model';
 import { GatewayError } from '../../http/errors';
@@ -43,8 +43,9 @@ export function convertOpenAiChatCompletion(reply: OpenAiChatCompletion, provide
   const content: AssistantPart[] = [];
   const reasoning = reasoningOf(message);
   if (reasoning !== '') content.push({ type: 'reasoning', text: reasoning });
-  const text = textOf(message.content) + (typeof message.refusal === 'string' ? message.refusal : '');
+  const text = textOf(message.content);
   if (text !== '') content.push({ type: 'text', text });
+  if (typeof message.refusal === 'string' && message.refusal !== '') content.push({ type: 'text', text: message.refusal, refusal: true });
   for (const call of message.tool_calls ?? []) {
     // A call of another tool type (a `custom` tool the caller declared natively) goes back as it came.
     if (call.type !== undefined && call.type !== 'function') {

@@ -2,8 +2,7 @@
 // stream parts. One state object per call (ChatStreamState); only choice 0 is read (the canonical
 // reply has one).
 // - `start` comes from the first chunk's id, model and created;
-// - content deltas (and refusal deltas, which are the text the caller sees instead) fill one text
-//   block; `reasoning_content` / `reasoning` deltas fill a reasoning block, closed when the answer
+// - content deltas fill one text block, refusal deltas another marked `refusal`; `reasoning_content` / `reasoning` deltas fill a reasoning block, closed when the answer
 //   begins;
 // - tool_calls deltas are grouped by their `index`: a call's block starts once its name is known
 //   (id and name come first in practice; deltas before that are held), argument deltas follow;
@@ -35,6 +34,7 @@ export class ChatStreamState {
   private started = false;
   private blocks = 0;
   private textBlock: string | undefined;
+  private refusalBlock: string | undefined;
   private reasoningBlock: string | undefined;
   private readonly toolCalls = new Map<number, ToolCallState>();
   private finishReason: string | null | undefined;
@@ -73,7 +73,7 @@ export class ChatStreamState {
         }
         out.push({ type: 'reasoning-delta', id: this.reasoningBlock, delta: reasoning });
       }
-      const text = (typeof delta.content === 'string' ? delta.content : '') + (typeof delta.refusal === 'string' ? delta.refusal : '');
+      const text = typeof delta.content === 'string' ? delta.content : '';
       if (text !== '') {
         this.closeReasoning(out);
         if (this.textBlock === undefined) {
@@ -81,6 +81,15 @@ export class ChatStreamState {
           out.push({ type: 'text-start', id: this.textBlock });
         }
         out.push({ type: 'text-delta', id: this.textBlock, delta: text });
+      }
+      const refusal = typeof delta.refusal === 'string' ? delta.refusal : '';
+      if (refusal !== '') {
+        this.closeReasoning(out);
+        if (this.refusalBlock === undefined) {
+          this.refusalBlock = this.nextBlockId();
+          out.push({ type: 'text-start', id: this.refusalBlock, refusal: true });
+        }
+        out.push({ type: 'text-delta', id: this.refusalBlock, delta: refusal });
       }
       const calls = delta.tool_calls ?? [];
       if (calls.length > 0) this.closeReasoning(out);
@@ -137,6 +146,7 @@ export class ChatStreamState {
     }
     this.closeReasoning(out);
     if (this.textBlock !== undefined) out.push({ type: 'text-end', id: this.textBlock });
+    if (this.refusalBlock !== undefined) out.push({ type: 'text-end', id: this.refusalBlock });
     for (const state of [...this.toolCalls.entries()].sort(([a], [b]) => a - b).map(([, value]) => value)) {
       if (!state.started) {
         throw new GatewayError('upstream_error', `Upstream provider ${this.providerName} streamed a tool call without a function name.`, {

@@ -20,7 +20,10 @@ function run(parts: StreamPart[], stream = new ResponsesEventStream({ request: R
 /** An item's status (reasoning and native items may have none). */
 const statusOf = (item: OutputItem | undefined): unknown => (item as { status?: unknown } | undefined)?.status;
 /** A message item's text (null for any other item). */
-const messageText = (item: OutputItem | undefined): string | null => (item?.type === 'message' ? ((item as MessageItem).content[0]?.text ?? null) : null);
+const messageText = (item: OutputItem | undefined): string | null => {
+  const part = item?.type === 'message' ? (item as MessageItem).content[0] : undefined;
+  return part?.type === 'output_text' ? part.text : null;
+};
 
 const types = (events: ResponsesEvent[]): string[] => events.map((event) => event.type);
 
@@ -334,6 +337,50 @@ describe('formats/responses: ResponsesEventStream', () => {
       assert.deepEqual(final.incomplete_details, { reason });
       assert.equal(final.completed_at, null);
     }
+  });
+
+  it('streams a refusal block as a message with a refusal part and refusal events; a refusal is never cut', () => {
+    const events = run(
+      [
+        { type: 'start', id: 'up-1', model: 'upstream-model', created: 1 },
+        ...textParts('t', 'Hello..'),
+        { type: 'text-start', id: 'r', refusal: true },
+        { type: 'text-delta', id: 'r', delta: 'I cannot ' },
+        { type: 'text-delta', id: 'r', delta: 'help.' },
+        { type: 'text-end', id: 'r' },
+        { type: 'finish', finishReason: 'content_filter', usage: USAGE },
+      ],
+      new ResponsesEventStream({ request: REQUEST, marksCutItems: true }),
+    );
+    assertWellFormed(events);
+    assert.deepEqual(types(events).slice(8), [
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.refusal.delta',
+      'response.refusal.delta',
+      'response.refusal.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.incomplete',
+    ]);
+    const refusal = { type: 'refusal', refusal: 'I cannot help.' };
+    const [added, , , done, partDone] = events.slice(9);
+    assert.ok(added?.type === 'response.content_part.added' && partDone?.type === 'response.content_part.done');
+    assert.deepEqual([added.content_index, added.part], [0, { type: 'refusal', refusal: '' }]);
+    assert.deepEqual(partDone.part, refusal);
+    assert.ok(done?.type === 'response.refusal.done');
+    assert.equal(done.refusal, 'I cannot help.');
+    const final = terminalResponse(events);
+    assert.deepEqual(
+      final.output.map((item) => [statusOf(item), (item as MessageItem).content]),
+      [
+        ['completed', [{ type: 'output_text', text: 'Hello..', annotations: [], logprobs: [] }]],
+        ['completed', [refusal]],
+      ],
+    );
+    // The OpenAI SDK's accumulator (which throws on a refusal delta into anything but a refusal part) agrees.
+    const accumulated = sdkAccumulated(events).output.at(-1);
+    assert.deepEqual(accumulated?.type === 'message' ? accumulated.content : null, [refusal]);
   });
 
   it('with marksCutItems, done the message or call generation stopped in as incomplete, the items before it completed', () => {

@@ -237,6 +237,8 @@ const EVENT_SCHEMAS: Record<string, Schema> = {
     text: str,
     logprobs: arrayOf(ref('LogProb')),
   }),
+  'response.refusal.delta': sequenced('response.refusal.delta', ['item_id', 'output_index', 'content_index', 'delta'], { ...contentWhere, delta: str }),
+  'response.refusal.done': sequenced('response.refusal.done', ['item_id', 'output_index', 'content_index', 'refusal'], { ...contentWhere, refusal: str }),
   'response.function_call_arguments.delta': sequenced('response.function_call_arguments.delta', ['item_id', 'output_index', 'delta'], { ...where, delta: str }),
   'response.function_call_arguments.done': sequenced('response.function_call_arguments.done', ['item_id', 'output_index', 'arguments'], {
     ...where,
