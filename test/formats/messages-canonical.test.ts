@@ -386,9 +386,60 @@ describe('formats/anthropic-messages ⇄ canonical', () => {
       const { request } = messagesRequestToCanonical({ model: 'm', max_tokens: 5, messages: [{ role: 'assistant', content: message.content }] });
       assert.deepEqual(request.messages, [{ role: 'assistant', content }]);
     });
+    it('a refusal the stop reason carries is not added as text (Messages has no refusal block); one it does not carry is text', () => {
+      const content: ModelResponse['content'] = [
+        { type: 'text', text: 'Hello..' },
+        { type: 'text', text: 'Declined: cyber harm.', refusal: true },
+      ];
+      const refused = canonicalToMessage(reply({ content, finishReason: 'content_filter', rawFinishReason: 'refusal' }), 'm');
+      assert.deepEqual(refused.content, [{ type: 'text', text: 'Hello..' }]);
+      assert.equal(refused.stop_reason, 'refusal');
+      // An OpenAI-format upstream's refusal ends with `stop`: the caller reads it as text.
+      const chatRefusal = canonicalToMessage(reply({ content: [{ type: 'text', text: "I can't help.", refusal: true }], finishReason: 'stop' }), 'm');
+      assert.deepEqual(chatRefusal.content, [{ type: 'text', text: "I can't help." }]);
+      assert.equal(chatRefusal.stop_reason, 'end_turn');
+    });
   });
 
   describe('MessageEventStream', () => {
+    it('holds a refusal block until the finish: dropped under stop_reason refusal, sent as a text block otherwise', () => {
+      const parts = (finish: StreamPart): StreamPart[] => [
+        { type: 'start', id: 'msg_1', model: 'up', created: 1 },
+        { type: 'text-start', id: 't' },
+        { type: 'text-delta', id: 't', delta: 'Hello..' },
+        { type: 'text-end', id: 't' },
+        { type: 'text-start', id: 'r', refusal: true },
+        { type: 'text-delta', id: 'r', delta: 'Declined' },
+        { type: 'text-delta', id: 'r', delta: '.' },
+        { type: 'text-end', id: 'r' },
+        finish,
+      ];
+      const usage = { inputTokens: 1, outputTokens: 1 };
+      const refused = run(parts({ type: 'finish', finishReason: 'content_filter', rawFinishReason: 'refusal', usage }));
+      assert.deepEqual(
+        refused.filter((e) => e.event === 'content_block_start').map((e) => (e.data as { index: number }).index),
+        [0],
+      );
+      assert.ok(!JSON.stringify(refused).includes('Declined'));
+      assert.equal((refused.find((e) => e.event === 'message_delta')!.data as { delta: { stop_reason: string } }).delta.stop_reason, 'refusal');
+      const stopped = run(parts({ type: 'finish', finishReason: 'stop', usage }));
+      const texts = stopped.filter((e) => e.event === 'content_block_delta').map((e) => e.data as { index: number; delta: { text: string } });
+      assert.deepEqual(
+        texts.map((d) => [d.index, d.delta.text]),
+        [
+          [0, 'Hello..'],
+          [1, 'Declined.'],
+        ],
+      );
+      assert.deepEqual(stopped.map((e) => e.event).slice(-5), [
+        'content_block_start',
+        'content_block_delta',
+        'content_block_stop',
+        'message_delta',
+        'message_stop',
+      ]);
+    });
+
     it('emits the Anthropic event sequence with text, parallel tool_use blocks (interleaved fragments) and usage', () => {
       const events = run([
         { type: 'start', id: 'chatcmpl-1', model: 'up', created: 1 },

@@ -22,6 +22,11 @@ export class MessageEventStream implements PartRenderer<MessageEvent> {
   /** Open canonical block id → its Anthropic block index. */
   private readonly open = new Map<string, number>();
   private calledTools = false;
+  /**
+   * Refusal blocks (TextPart.refusal), held until the finish: a stop_reason `refusal` says it, as in
+   * canonicalToMessage (dropped); otherwise they are text, sent as blocks before the message ends.
+   */
+  private readonly refusals = new Map<string, string>();
 
   /** `model` is the caller's model id, echoed in message_start. */
   constructor(private readonly model: string) {}
@@ -76,11 +81,15 @@ export class MessageEventStream implements PartRenderer<MessageEvent> {
       case 'start':
         break;
       case 'text-start':
-        this.openBlock(part.id, { type: 'text', text: '' }, out);
+        if (part.refusal === true) this.refusals.set(part.id, '');
+        else this.openBlock(part.id, { type: 'text', text: '' }, out);
         break;
-      case 'text-delta':
-        if (part.delta !== '') this.delta(part.id, { type: 'text_delta', text: part.delta }, out);
+      case 'text-delta': {
+        const held = this.refusals.get(part.id);
+        if (held !== undefined) this.refusals.set(part.id, held + part.delta);
+        else if (part.delta !== '') this.delta(part.id, { type: 'text_delta', text: part.delta }, out);
         break;
+      }
       case 'reasoning-start':
         this.openBlock(
           part.id,
@@ -119,6 +128,13 @@ export class MessageEventStream implements PartRenderer<MessageEvent> {
         // Blocks the source never closed are closed before the message ends.
         for (const id of [...this.open.keys()]) this.stop(id, out);
         const stopReason = messagesStopReason({ ...part, calledTools: this.calledTools });
+        if (stopReason !== 'refusal') {
+          for (const [id, text] of this.refusals) {
+            this.openBlock(id, { type: 'text', text: '' }, out);
+            if (text !== '') this.delta(id, { type: 'text_delta', text }, out);
+            this.stop(id, out);
+          }
+        }
         out.push({
           event: 'message_delta',
           data: { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: part.stopSequence ?? null }, usage: messagesUsage(part.usage) },

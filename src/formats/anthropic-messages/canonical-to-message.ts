@@ -10,6 +10,8 @@ import type { MessagesContentBlock, MessagesMessage } from './messages-wire-type
 export function canonicalToMessage(response: ModelResponse, model: string): MessagesMessage {
   const content: MessagesContentBlock[] = [];
   let calledTools = false;
+  // Whether tools were called does not bear on a refusal.
+  const saysRefusal = messagesStopReason({ ...response, calledTools: false }) === 'refusal';
   for (const part of response.content) {
     switch (part.type) {
       case 'reasoning':
@@ -17,7 +19,9 @@ export function canonicalToMessage(response: ModelResponse, model: string): Mess
         else content.push({ type: 'thinking', thinking: part.text, signature: part.signature ?? '' });
         break;
       case 'text':
-        content.push({ type: 'text', text: part.text });
+        // Messages has no refusal block: its stop_reason `refusal` says it, as Anthropic's own replies
+        // do (no text added). A refusal the stop reason does not carry (an OpenAI-format upstream's) is text.
+        if (!(part.refusal === true && saysRefusal)) content.push({ type: 'text', text: part.text });
         break;
       case 'tool-call':
         calledTools = true;
