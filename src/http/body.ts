@@ -1,10 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import { GatewayError } from './errors';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth';
 
 /**
  * Reads a JSON request body up to `limit` bytes, keeping the original bytes for pass-through
  * forwarding. 413 past the limit (checked against Content-Length first, then while reading),
- * 415 for a non-JSON content type, 400 for bytes that do not parse.
+ * 415 for a non-JSON content type, 400 for bytes that do not parse or that nest deeper than
+ * MAX_JSON_DEPTH (parsed, such a value would overflow the stack of whatever walks it: a 500).
  */
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<{ raw: Buffer; value: unknown } | null> {
   const declared = req.headers['content-length'];
@@ -18,11 +20,16 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   if (type !== undefined && !JSON_TYPE.test(type)) {
     throw new GatewayError('unsupported_media_type', `Content-Type must be application/json (got ${type.split(';')[0]}).`);
   }
+  let value: unknown;
   try {
-    return { raw, value: JSON.parse(raw.toString('utf8')) as unknown };
+    value = JSON.parse(raw.toString('utf8')) as unknown;
   } catch (err) {
     throw new GatewayError('invalid_json', `Request body is not valid JSON: ${(err as Error).message}`);
   }
+  if (nestsDeeperThan(raw)) {
+    throw new GatewayError('validation_failed', `Invalid request: the body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`);
+  }
+  return { raw, value };
 }
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\b/i;

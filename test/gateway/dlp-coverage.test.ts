@@ -177,6 +177,30 @@ describe('gateway: DLP on every inbound format', function () {
       assert.deepEqual(sent.json['messages'], [{ role: 'user', content: 'hello' }]);
     });
 
+    it('inspects tool-call arguments nested thousands of levels deep as text: redacted, not a 500', async () => {
+      const levels = 5000;
+      const args = `{"to":"jane.doe@example.com","deep":${'['.repeat(levels)}${']'.repeat(levels)}}`;
+      const call = (model: string): Record<string, unknown> => ({
+        model,
+        max_tokens: 5,
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'send', arguments: args } }] },
+          { role: 'tool', tool_call_id: 'call_1', content: 'sent' },
+        ],
+      });
+      const res = await post('/v1/chat/completions', call('gpt-test'));
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.text();
+      const sent = sentUpstream().json['messages'] as { tool_calls?: { function: { arguments: string } }[] }[];
+      assert.equal(sent[1]!.tool_calls![0]!.function.arguments, args.replace('jane.doe@example.com', '[REDACTED:email]'));
+      // A translated model needs the arguments as an object: too deep to be one, they are a 400.
+      const translated = await post('/v1/chat/completions', call('claude-direct'));
+      assert.equal(translated.status, 400);
+      assert.equal(((await translated.json()) as { error: { param: string } }).error.param, 'messages[1].content[0].arguments');
+      assert.equal(anthropic.requests.length, 0);
+    });
+
     it('leaves the text and the bytes of an organization without a dlp block unchanged, files and file ids included', async () => {
       const raw = JSON.stringify({
         model: 'gpt-test',

@@ -120,6 +120,33 @@ describe('malformed requests: JSON in the path family envelope', function () {
     }
   });
 
+  it('a body nested thousands of levels deep is a 400 in the family envelope, not a 500 from a stack overflow', async () => {
+    const deep = (levels: number): string => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+    const message = 'Invalid request: the body nests arrays and objects more than 256 levels deep.';
+    const post = (path: string, body: string): Promise<Response> =>
+      fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    // A translated model: its conversion and the provider's re-serialisation walk the whole value.
+    const tools = (levels: number): string => `[{"type":"function","function":{"name":"f","parameters":{"type":"object","default":${deep(levels)}}}}]`;
+    const chat = await post('/v1/chat/completions', `{"model":"demo","messages":[{"role":"user","content":"hi"}],"tools":${tools(5000)}}`);
+    assert.equal(chat.status, 400);
+    assert.deepEqual(await chat.json(), { error: { message, type: 'invalid_request_error', code: 'invalid_request', param: null } });
+    const messages = await post(
+      '/v1/messages',
+      `{"model":"demo","max_tokens":5,"messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{"a":${deep(5000)}}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}]}`,
+    );
+    assert.equal(messages.status, 400);
+    assert.deepEqual(await messages.json(), { type: 'error', error: { type: 'invalid_request_error', message } });
+    const responses = await post('/v1/responses', `{"model":"demo","input":"hi","zzz":${deep(100_000)}}`);
+    assert.equal(responses.status, 400);
+    assert.equal(((await responses.json()) as { error: { message: string } }).error.message, message);
+    const flat = await post('/v1/agents/runs', `{"agentId":"a","inputs":${deep(5000)}}`);
+    assert.equal(flat.status, 400);
+    assert.deepEqual(await flat.json(), { error: 'Bad Request', message });
+    // Nesting real requests use still goes through.
+    const nested = await post('/v1/chat/completions', `{"model":"demo","messages":[{"role":"user","content":"hi"}],"tools":${tools(200)}}`);
+    assert.equal(nested.status, 200, await nested.clone().text());
+  });
+
   it("a request Node's parser refuses (a 64 kB URL, a raw NUL) is answered in JSON, then the connection closes", async () => {
     const long = await rawRequest(gw.url, get(`/v1/messages?q=${'a'.repeat(64 * 1024)}`));
     assert.equal(long.status, 431);

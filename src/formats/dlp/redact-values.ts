@@ -1,6 +1,7 @@
 // The pieces every format's DLP walk is made of. Walks run on the request's own deep copy (the
 // caller's parsed body is never touched) and edit it in place; what they leave is what goes upstream,
 // re-serialised, so what is forwarded is exactly what was inspected.
+import { parseBoundedJson } from '../../http/json-depth';
 import type { Redactor } from '../../pipeline/context';
 
 export type JsonRecord = Record<string, unknown>;
@@ -38,7 +39,7 @@ export function redactJsonText(holder: JsonRecord, key: string, redactor: Redact
   if (typeof text !== 'string' || text === '') return;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = parseBoundedJson(text);
   } catch {
     holder[key] = redactor.redact(text).text;
     return;

@@ -18,6 +18,7 @@ import type {
   UserPart,
 } from '../../canonical/model';
 import { GatewayError } from '../../http/errors';
+import { parseBoundedJson } from '../../http/json-depth';
 import type { AnthropicContentBlock, AnthropicMessageParam, AnthropicTextBlock, AnthropicToolResultBlock } from './anthropic-wire-types';
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -126,7 +127,7 @@ const isEmptyText = (part: TextPart): boolean => part.text === '' && part.cacheC
 function parseArguments(call: ToolCallPart, param: string): Record<string, unknown> {
   if (call.arguments.trim() === '') return {};
   try {
-    const parsed: unknown = JSON.parse(call.arguments);
+    const parsed: unknown = parseBoundedJson(call.arguments);
     if (isRecord(parsed)) return parsed;
   } catch {
     // refused below

@@ -12,6 +12,7 @@
 // - consecutive turns of one role are merged, so parallel tool results form one turn as Gemini expects.
 import type { AssistantPart, JsonObject, Message, ToolResultPart, UserPart } from '../../canonical/model';
 import { GatewayError } from '../../http/errors';
+import { parseBoundedJson } from '../../http/json-depth';
 import { mediaSourceToPart } from './gemini-media';
 import type { GeminiContent, GeminiPart } from './gemini-wire-types';
 
@@ -65,7 +66,7 @@ function assistantParts(content: readonly AssistantPart[], param: string): Gemin
         let args: unknown = {};
         if (part.arguments.trim().length > 0) {
           try {
-            args = JSON.parse(part.arguments);
+            args = parseBoundedJson(part.arguments);
           } catch {
             args = undefined;
           }
@@ -95,7 +96,7 @@ function assistantParts(content: readonly AssistantPart[], param: string): Gemin
 function responseObject(text: string, isError: boolean): Record<string, unknown> {
   let value: unknown = text;
   try {
-    value = JSON.parse(text);
+    value = parseBoundedJson(text);
   } catch {
     // plain text output
   }
