@@ -177,6 +177,25 @@ describe('gateway: DLP on every inbound format', function () {
       assert.deepEqual(sent.json['messages'], [{ role: 'user', content: 'hello' }]);
     });
 
+    it('forwards tool-call arguments that name a key twice only as the re-serialisation of what was inspected', async () => {
+      // JSON.parse keeps the last "to"; the model reads the text, first copy included.
+      const args = '{"to":"jane.doe@example.com","to":"ops","note":"hi","\\u006eote":"there"}';
+      const res = await post('/v1/chat/completions', {
+        model: 'gpt-test',
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'send', arguments: args } }] },
+          { role: 'tool', tool_call_id: 'call_1', content: 'sent' },
+        ],
+      });
+      assert.equal(res.status, 200);
+      await res.text();
+      const { raw, json } = sentUpstream();
+      assert.ok(!raw.includes('jane.doe'), `the first copy of "to" reached the upstream: ${raw}`);
+      const sent = (json['messages'] as { tool_calls?: { function: { arguments: string } }[] }[])[1]!.tool_calls![0]!.function.arguments;
+      assert.equal(sent, '{"to":"ops","note":"there"}');
+    });
+
     it('inspects tool-call arguments nested thousands of levels deep as text: redacted, not a 500', async () => {
       const levels = 5000;
       const args = `{"to":"jane.doe@example.com","deep":${'['.repeat(levels)}${']'.repeat(levels)}}`;

@@ -153,6 +153,27 @@ describe('POST /v1/responses under a DLP policy (spec rule 8)', function () {
     }
   }
 
+  for (const model of ['resp-native', 'resp-claude']) {
+    it(`${model === 'resp-native' ? 'native' : 'translated'}: function_call arguments and function_call_output that name a key twice go as what was inspected`, async () => {
+      if (model === 'resp-claude') anthropic.script({ kind: 'json', body: textMessage('fine') });
+      // JSON.parse keeps each key's last copy; the model reads the text, first copies included.
+      const reply = await jsonReply(
+        await send({
+          model,
+          input: [
+            { role: 'user', content: 'mail the report' },
+            { type: 'function_call', call_id: 'call_1', name: 'send', arguments: '{"to":"jane.doe@example.com","to":"ops"}' },
+            { type: 'function_call_output', call_id: 'call_1', output: '{"card":"4111 1111 1111 1111","card":"none"}' },
+          ],
+        }),
+      );
+      assert.equal(reply.status, 200, reply.text);
+      const raw = model === 'resp-native' ? env.upstream.requests[0]!.raw.toString('utf8') : anthropic.requests[0]!.raw;
+      for (const secret of SECRETS) assert.ok(!raw.includes(secret), `a first copy reached the upstream: ${raw}`);
+      assert.ok(raw.includes('ops') && raw.includes('none'), 'the inspected (last) copies are sent');
+    });
+  }
+
   it('an organization without a dlp block: file parts of every kind and the text reach a native upstream unmodified', async () => {
     const raw = JSON.stringify({
       model: 'resp-native',

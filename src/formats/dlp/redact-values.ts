@@ -30,9 +30,60 @@ export function redactStrings(value: unknown, redactor: Redactor, keep: Readonly
 
 const NO_KEYS: ReadonlySet<string> = new Set();
 
+/** The index after the JSON string whose opening quote is at `at` in `text`. */
+function stringEnd(text: string, at: number): number {
+  let from = at + 1;
+  for (;;) {
+    const quote = text.indexOf('"', from);
+    if (quote < 0) return text.length;
+    let slashes = 0;
+    while (text.charCodeAt(quote - 1 - slashes) === 0x5c) slashes += 1;
+    if (slashes % 2 === 0) return quote + 1;
+    from = quote + 1;
+  }
+}
+
+/**
+ * Whether an object of the JSON `text` (text JSON.parse accepted) names a key twice, escapes decoded
+ * (`"a"` and `"\u0061"` are one key). Parsed, such an object keeps only the last copy: the others
+ * were never inspected. One pass, one set of keys per open object.
+ */
+export function hasDuplicateKeys(text: string): boolean {
+  const open: (Set<string> | null)[] = []; // the keys of each open object; null for an array
+  let keyNext = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code === 0x22) {
+      const end = stringEnd(text, i);
+      const keys = open[open.length - 1];
+      if (keyNext && keys) {
+        const written = text.slice(i, end);
+        const name = written.includes('\\') ? (JSON.parse(written) as string) : written.slice(1, -1);
+        if (keys.has(name)) return true;
+        keys.add(name);
+        keyNext = false;
+      }
+      i = end - 1;
+    } else if (code === 0x7b) {
+      open.push(new Set());
+      keyNext = true;
+    } else if (code === 0x5b) {
+      open.push(null);
+    } else if (code === 0x7d || code === 0x5d) {
+      open.pop();
+      keyNext = false;
+    } else if (code === 0x2c) {
+      keyNext = (open[open.length - 1] ?? null) !== null;
+    }
+  }
+  return false;
+}
+
 /**
  * Redacts JSON carried as text (tool-call arguments): its string values when it parses, so the
- * result stays JSON; the raw text when it does not. Unchanged text is kept as it was written.
+ * result stays JSON; the raw text when it does not. Unchanged text is kept as it was written, unless
+ * it names a key twice: then what was inspected (the last copy) is what goes, re-serialised, since
+ * the upstream model reads the text, first copies included.
  */
 export function redactJsonText(holder: JsonRecord, key: string, redactor: Redactor): void {
   const text = holder[key];
@@ -46,5 +97,5 @@ export function redactJsonText(holder: JsonRecord, key: string, redactor: Redact
   }
   const before = JSON.stringify(parsed);
   const after = JSON.stringify(redactStrings(parsed, redactor));
-  if (after !== before) holder[key] = after;
+  if (after !== before || hasDuplicateKeys(text)) holder[key] = after;
 }

@@ -3,6 +3,7 @@ import { compilePolicy } from '../../../plugins/dlp/redactor';
 import type { Redactor } from '../../../src/pipeline/context';
 import { isGatewayError } from '../../../src/http/errors';
 import { redactResponsesRequest } from '../../../src/formats/responses';
+import { hasDuplicateKeys } from '../../../src/formats/dlp/redact-values';
 
 const EMAIL = 'jane.doe@example.com';
 const CARD = '4111 1111 1111 1111';
@@ -200,5 +201,14 @@ describe('formats/responses: redactResponsesRequest (spec rule 8)', () => {
     assert.deepEqual(copy['tools'], body['tools'], 'an MCP server definition (its URL and credentials) is not prompt text');
     assert.deepEqual(copy['metadata'], { owner: EMAIL }, 'metadata is never forwarded');
     assert.equal(copy['prompt_cache_key'], PROJECT);
+  });
+
+  it('tells JSON text naming a key twice in any object (escapes decoded) from JSON that does not', () => {
+    for (const text of ['{"a":1,"a":2}', '{"a":1,"\\u0061":2}', '[{"x":{"a":"}","b":[1,{"c":1}],"a":0}}]', '{"a":{"b":1},"c":{"b":2},"a":3}']) {
+      assert.equal(hasDuplicateKeys(text), true, text);
+    }
+    for (const text of ['{"a":1,"b":"a"}', '{"a":{"a":{"a":1}}}', '[{"a":1},{"a":2}]', '{"a":"\\"a\\":1","b":["a","a"]}', '{}', '"a"', '[]']) {
+      assert.equal(hasDuplicateKeys(text), false, text);
+    }
   });
 });
