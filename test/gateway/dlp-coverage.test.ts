@@ -177,6 +177,38 @@ describe('gateway: DLP on every inbound format', function () {
       assert.deepEqual(sent.json['messages'], [{ role: 'user', content: 'hello' }]);
     });
 
+    it('inspects text the caller sent in another shape or field than the usual one: file names, annotations, arrays and objects', async () => {
+      const res = await post('/v1/chat/completions', {
+        model: 'gpt-test',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: [SENSITIVE] },
+              { text: { note: SENSITIVE } },
+              { type: 'file', file: { filename: 'jane.doe@example.com.txt', file_data: `data:text/plain;base64,${b64('hello')}` } },
+            ],
+          },
+          {
+            role: 'assistant',
+            refusal: [SENSITIVE],
+            content: [
+              { type: 'output_text', text: 'see', annotations: [{ type: 'url_citation', url: 'https://example.com', title: SENSITIVE }] },
+              { type: 'refusal', refusal: { why: SENSITIVE } },
+            ],
+          },
+          { role: 'user', content: 'go on' },
+        ],
+        prediction: { type: 'content', content: { text: SENSITIVE } },
+      });
+      assert.equal(res.status, 200);
+      await res.text();
+      const { raw, json } = sentUpstream();
+      assertRedacted(raw, 'upstream body');
+      const parts = (json['messages'] as { content: Record<string, unknown>[] }[])[0]!.content;
+      assert.deepEqual(parts[2], { type: 'file', file: { filename: '[REDACTED:email].txt', file_data: `data:text/plain;base64,${b64('hello')}` } });
+    });
+
     it('forwards tool-call arguments that name a key twice only as the re-serialisation of what was inspected', async () => {
       // JSON.parse keeps the last "to"; the model reads the text, first copy included.
       const args = '{"to":"jane.doe@example.com","to":"ops","note":"hi","\\u006eote":"there"}';
@@ -255,6 +287,15 @@ describe('gateway: DLP on every inbound format', function () {
     }
   });
 
+  it('legacy completions: redacts strings nested in a prompt array, leaving token arrays as they are', async () => {
+    const res = await post('/v1/completions', { model: 'gpt-test', prompt: [[SENSITIVE], [1, 2, 3]], max_tokens: 3 });
+    assert.equal(res.status, 200);
+    await res.text();
+    const { raw, json } = sentUpstream();
+    assertRedacted(raw, 'upstream body');
+    assert.deepEqual((json['prompt'] as unknown[])[1], [1, 2, 3]);
+  });
+
   describe('Anthropic messages', () => {
     const messagesBody = (model: string, stream: boolean): Record<string, unknown> => ({
       model,
@@ -299,6 +340,50 @@ describe('gateway: DLP on every inbound format', function () {
         assertRedacted(input['note']!, 'tool_use input');
       });
     }
+
+    it('inspects text the caller sent in another shape or field than the usual one: citations, objects and arrays (pass-through)', async () => {
+      const seen = await sentToAnthropic(
+        '/v1/messages',
+        {
+          model: 'claude-direct',
+          max_tokens: 50,
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'document', source: { type: 'text', media_type: 'text/plain', data: [SENSITIVE] }, title: [SENSITIVE], context: { note: SENSITIVE } },
+                { type: 'search_result', source: [SENSITIVE], title: { t: SENSITIVE }, content: [{ type: 'text', text: 'result' }] },
+              ],
+            },
+            {
+              role: 'assistant',
+              content: [
+                {
+                  type: 'text',
+                  text: 'as the notes say',
+                  citations: [{ type: 'char_location', cited_text: SENSITIVE, document_index: 0, start_char_index: 0, end_char_index: 5 }],
+                },
+                { type: 'tool_use', id: 'toolu_1', name: 'send', input: {} },
+              ],
+            },
+            { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: { type: 'text', text: SENSITIVE } }] },
+          ],
+        },
+        false,
+      );
+      assertRedacted(seen.raw, 'pass-through upstream body');
+    });
+
+    it('refuses a document whose source is not an object (nothing to inspect it by) with a 400', async () => {
+      const res = await post('/v1/messages', {
+        model: 'claude-direct',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: [{ type: 'document', source: SENSITIVE }] }],
+      });
+      assert.equal(res.status, 400);
+      assert.match(((await res.json()) as { error: { message: string } }).error.message, /cannot be inspected/);
+      assert.equal(anthropic.requests.length, 0);
+    });
 
     for (const [name, source] of [
       ['a binary base64 document', { type: 'base64', media_type: 'application/pdf', data: b64('%PDF-1.7') }],

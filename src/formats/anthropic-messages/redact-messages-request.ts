@@ -19,7 +19,7 @@ const STRUCTURE: ReadonlySet<string> = new Set(['type', 'id', 'tool_use_id', 'na
 const PASS = new Set(['image', 'thinking', 'redacted_thinking']);
 
 function redactDocumentSource(source: unknown, redactor: Redactor, param: string): void {
-  if (!isRecord(source)) return;
+  if (!isRecord(source)) throw uninspectable(param, 'A document source that is not an object cannot be inspected');
   const type = source['type'];
   if (type === 'text') redactField(source, 'data', redactor);
   else if (type === 'content') redactBlocksIn(source, 'content', redactor, `${param}.content`);
@@ -37,7 +37,8 @@ function redactBlock(block: unknown, redactor: Redactor, param: string): void {
   if (typeof type === 'string' && PASS.has(type)) return;
   switch (type) {
     case 'text':
-      redactField(block, 'text', redactor);
+      // The text, and the quoted text of its citations.
+      redactStrings(block, redactor, STRUCTURE);
       return;
     case 'tool_use':
     case 'server_tool_use':
@@ -64,8 +65,8 @@ function redactBlock(block: unknown, redactor: Redactor, param: string): void {
 /** Redacts `holder[key]`: a string or an array of content blocks. */
 function redactBlocksIn(holder: JsonRecord, key: string, redactor: Redactor, param: string): void {
   const content = holder[key];
-  if (typeof content === 'string') redactField(holder, key, redactor);
-  else if (Array.isArray(content)) content.forEach((block, j) => redactBlock(block, redactor, `${param}[${j}]`));
+  if (Array.isArray(content)) content.forEach((block, j) => redactBlock(block, redactor, `${param}[${j}]`));
+  else redactField(holder, key, redactor);
 }
 
 /** Redacts a Messages body copy in place (every field it edits deep-copied first). */

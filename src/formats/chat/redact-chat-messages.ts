@@ -15,22 +15,24 @@ import { isRecord, redactField, redactJsonText, redactStrings, type JsonRecord }
 const MEDIA_PARTS = new Set(['image_url', 'input_image', 'input_audio']);
 const PART_STRUCTURE: ReadonlySet<string> = new Set(['type', 'id']);
 
+/**
+ * A content part: files are decoded (or refused), media passes; every other part (text, refusal and
+ * types not known here) has all its string values inspected, whatever their field or shape (a `text`
+ * sent as an array, annotations), since they all reach the upstream.
+ */
 function redactPart(part: unknown, redactor: Redactor, param: string): void {
   if (!isRecord(part)) return;
   const type = part['type'];
-  if (type === 'text' || type === 'input_text' || type === 'output_text' || type === undefined) redactField(part, 'text', redactor);
-  else if (type === 'refusal') redactField(part, 'refusal', redactor);
-  else if (type === 'file') {
-    if (isRecord(part['file'])) redactFileObject(part['file'], redactor, `${param}.file`);
-  } else if (type === 'input_file') redactFileObject(part, redactor, param);
+  if (type === 'file' && isRecord(part['file'])) redactFileObject(part['file'], redactor, `${param}.file`);
+  else if (type === 'input_file') redactFileObject(part, redactor, param);
   else if (typeof type !== 'string' || !MEDIA_PARTS.has(type)) redactStrings(part, redactor, PART_STRUCTURE);
 }
 
 /** Redacts `holder[key]`: string content or an array of parts. */
 export function redactChatContent(holder: JsonRecord, key: string, redactor: Redactor, param: string): void {
   const content = holder[key];
-  if (typeof content === 'string') redactField(holder, key, redactor);
-  else if (Array.isArray(content)) content.forEach((part, j) => redactPart(part, redactor, `${param}[${j}]`));
+  if (Array.isArray(content)) content.forEach((part, j) => redactPart(part, redactor, `${param}[${j}]`));
+  else redactField(holder, key, redactor);
 }
 
 /** Redacts every message of a chat `messages` array, in place. */
@@ -106,9 +108,8 @@ export function redactChatRequest(copy: JsonRecord, redactor: Redactor): void {
 
 /** Redacts a legacy completions body copy in place: `prompt` (string or strings), `suffix`, `stop`, `user`. */
 export function redactCompletionRequest(copy: JsonRecord, redactor: Redactor): void {
-  const prompt = copy['prompt'];
-  if (typeof prompt === 'string') redactField(copy, 'prompt', redactor);
-  else if (Array.isArray(prompt)) copy['prompt'] = prompt.map((entry: unknown) => (typeof entry === 'string' ? redactor.redact(entry).text : entry));
+  // A string, strings, or token arrays (numbers, untouched); strings nested anywhere are inspected too.
+  redactField(copy, 'prompt', redactor);
   redactField(copy, 'suffix', redactor);
   redactStopAndUser(copy, redactor);
 }

@@ -4,6 +4,7 @@
 // forwarding it would send text nobody inspected.
 import { GatewayError } from '../../http/errors';
 import type { Redactor } from '../../pipeline/context';
+import { redactField, redactFilename } from './redact-values';
 
 const TEXT_TYPES =
   /^(?:text\/[\w.+-]+|application\/(?:json|[\w.+-]+\+json|x-ndjson|xml|[\w.+-]+\+xml|yaml|x-yaml|toml|javascript|ecmascript|typescript|x-sh|x-python|sql|graphql|x-httpd-php|csv))$/i;
@@ -56,6 +57,13 @@ const DATA_URL = /^data:([^;,]*)((?:;[^;,]*)*?);base64,/i;
 export function redactFileObject(file: Record<string, unknown>, redactor: Redactor, param: string): void {
   if (file['file_id'] !== undefined) throw uninspectable(`${param}.file_id`, 'A file referenced by file_id cannot be inspected');
   if (file['file_url'] !== undefined) throw uninspectable(`${param}.file_url`, 'A file referenced by file_url cannot be inspected');
+  redactData(file, redactor, param);
+  // The name is text the model reads too: redacted once the type it names has been read.
+  if (typeof file['filename'] === 'string') redactFilename(file, 'filename', redactor);
+  else redactField(file, 'filename', redactor);
+}
+
+function redactData(file: Record<string, unknown>, redactor: Redactor, param: string): void {
   const data = file['file_data'];
   if (data === undefined) return;
   if (typeof data !== 'string') throw uninspectable(`${param}.file_data`, 'file_data that is not a string cannot be inspected');

@@ -8,10 +8,29 @@ export type JsonRecord = Record<string, unknown>;
 
 export const isRecord = (value: unknown): value is JsonRecord => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Redacts `holder[key]` when it is a string. */
+/**
+ * Redacts `holder[key]`: a string, or every string under a value of another type (a field the format
+ * says is text but which the caller sent as an array or an object still reaches the upstream; it is
+ * deep-copied first, since it may be the caller's own).
+ */
 export function redactField(holder: JsonRecord, key: string, redactor: Redactor): void {
   const value = holder[key];
-  if (typeof value === 'string' && value !== '') holder[key] = redactor.redact(value).text;
+  if (typeof value === 'string') {
+    if (value !== '') holder[key] = redactor.redact(value).text;
+  } else if (typeof value === 'object' && value !== null) {
+    holder[key] = redactStrings(structuredClone(value), redactor);
+  }
+}
+
+/** Redacts a file's name, keeping its extension (the upstream may read the type from it). */
+export function redactFilename(holder: JsonRecord, key: string, redactor: Redactor): void {
+  const name = holder[key];
+  if (typeof name !== 'string' || name === '') return;
+  const redacted = redactor.redact(name);
+  if (redacted.count === 0) return;
+  const extension = /\.[A-Za-z0-9]{1,10}$/.exec(name)?.[0] ?? '';
+  const keep = extension !== '' && !redacted.text.endsWith(extension) && redactor.redact(extension).count === 0;
+  holder[key] = keep ? redacted.text + extension : redacted.text;
 }
 
 /**

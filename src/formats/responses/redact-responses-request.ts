@@ -19,22 +19,23 @@ import { isRecord, redactField, redactJsonText, redactStrings, type JsonRecord }
 
 /** Properties read as structure (ids, types, names, opaque state, media), never as text. */
 const STRUCTURE: ReadonlySet<string> = new Set(['type', 'id', 'call_id', 'name', 'status', 'server_label', 'encrypted_content', 'image_url', 'file_id']);
-const TEXT_PARTS: ReadonlySet<unknown> = new Set(['input_text', 'output_text', 'text', undefined]);
-
+/**
+ * A content part: a file is decoded (or refused), an image passes; every other part (text, refusal,
+ * types not known here) has all its string values inspected but for structure, whatever their field
+ * or shape (annotations, logprobs), since they all reach the upstream.
+ */
 function redactPart(part: unknown, redactor: Redactor, param: string): void {
   if (!isRecord(part)) return;
   const type = part['type'];
-  if (TEXT_PARTS.has(type)) redactField(part, 'text', redactor);
-  else if (type === 'refusal') redactField(part, 'refusal', redactor);
-  else if (type === 'input_file') redactFileObject(part, redactor, param);
+  if (type === 'input_file') redactFileObject(part, redactor, param);
   else if (type !== 'input_image') redactStrings(part, redactor, STRUCTURE);
 }
 
 /** `holder[key]`: a string, or an array of content parts. */
 function redactContent(holder: JsonRecord, key: string, redactor: Redactor, param: string): void {
   const content = holder[key];
-  if (typeof content === 'string') redactField(holder, key, redactor);
-  else if (Array.isArray(content)) content.forEach((part, j) => redactPart(part, redactor, `${param}[${j}]`));
+  if (Array.isArray(content)) content.forEach((part, j) => redactPart(part, redactor, `${param}[${j}]`));
+  else redactField(holder, key, redactor);
 }
 
 function redactItem(item: unknown, redactor: Redactor, param: string): void {
@@ -66,8 +67,8 @@ function redactPromptVariables(prompt: JsonRecord, redactor: Redactor): void {
   if (!isRecord(variables)) return;
   for (const name of Object.keys(variables)) {
     const value = variables[name];
-    if (typeof value === 'string') redactField(variables, name, redactor);
-    else redactPart(value, redactor, `prompt.variables.${name}`);
+    if (isRecord(value)) redactPart(value, redactor, `prompt.variables.${name}`);
+    else redactField(variables, name, redactor);
   }
 }
 

@@ -211,4 +211,22 @@ describe('formats/responses: redactResponsesRequest (spec rule 8)', () => {
       assert.equal(hasDuplicateKeys(text), false, text);
     }
   });
+
+  it('inspects text in other shapes and fields: annotations, file names (extension kept), prompt variables given as parts', () => {
+    const { copy } = redacted({
+      model: 'm',
+      input: [
+        {
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'see', annotations: [{ type: 'url_citation', url: 'https://example.com', title: EMAIL }] }],
+        },
+        { role: 'user', content: [{ type: 'input_file', filename: `${PROJECT}.txt`, file_data: `data:text/plain;base64,${b64('hello')}` }] },
+      ],
+      prompt: { id: 'pmpt_1', variables: { who: { type: 'input_text', text: [EMAIL] }, card: [CARD] } },
+    });
+    const text = JSON.stringify(copy);
+    for (const secret of [EMAIL, CARD, PROJECT]) assert.ok(!text.includes(secret), text);
+    const file = ((copy['input'] as Record<string, unknown>[])[1]!['content'] as Record<string, string>[])[0]!;
+    assert.equal(file['filename'], '[REDACTED:project].txt');
+  });
 });
