@@ -374,6 +374,27 @@ describe('gateway: DLP on every inbound format', function () {
       assertRedacted(seen.raw, 'pass-through upstream body');
     });
 
+    it('refuses a container_upload (a file the upstream loads by file_id) under a policy with a 400, sending nothing', async () => {
+      const res = await post('/v1/messages', {
+        model: 'claude-direct',
+        max_tokens: 10,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'analyse the upload' },
+              { type: 'container_upload', file_id: 'file_011CNha8iCJcU1wXNR6q4V8w' },
+            ],
+          },
+        ],
+      });
+      assert.equal(res.status, 400);
+      const body = (await res.json()) as { type: string; error: { type: string; message: string } };
+      assert.equal(body.error.type, 'invalid_request_error');
+      assert.match(body.error.message, /container_upload.*cannot be inspected.*DLP policy/);
+      assert.equal(anthropic.requests.length, 0);
+    });
+
     it('refuses a document whose source is not an object (nothing to inspect it by) with a 400', async () => {
       const res = await post('/v1/messages', {
         model: 'claude-direct',

@@ -4,7 +4,8 @@
 // content sources; title and context), search results; blocks of a type not listed here have all
 // their string values inspected. Images are media and pass; thinking blocks pass, since they are
 // signed by the provider that wrote them and an edited one is refused. A document that cannot be
-// inspected (binary base64, a URL or a file id the upstream would fetch) is refused. Tool definitions:
+// inspected (binary base64, a URL or a file id the upstream would fetch) is refused, as is a block of
+// another type naming a file by id (`container_upload`). Tool definitions:
 // the description and the text of the `input_schema` (never its keywords or property names; tool names
 // are identifiers the model's calls must match and pass). Stop sequences and `metadata.user_id` are
 // caller text the upstream receives, so they are inspected too. The walk edits the request's own copy
@@ -58,6 +59,8 @@ function redactBlock(block: unknown, redactor: Redactor, param: string): void {
       redactBlocksIn(block, 'content', redactor, `${param}.content`);
       return;
     default:
+      // A file the upstream would load by id (a `container_upload` for code execution) was never seen here.
+      if (block['file_id'] !== undefined) throw uninspectable(`${param}.file_id`, `A ${String(type)} block referencing a file by file_id cannot be inspected`);
       redactStrings(block, redactor, STRUCTURE);
   }
 }
