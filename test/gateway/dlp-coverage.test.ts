@@ -15,6 +15,7 @@ const SENSITIVE = 'mail jane.doe@example.com, card 4111 1111 1111 1111, key AKIA
 
 const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
 const unb64 = (data: string): string => Buffer.from(data, 'base64').toString('utf8');
+const utf16 = (text: string): string => Buffer.from(text, 'utf16le').toString('base64');
 
 /** No secret anywhere in `text`, and redaction markers in their place. */
 function assertRedacted(text: string, what: string): void {
@@ -134,6 +135,16 @@ describe('gateway: DLP on every inbound format', function () {
         { type: 'file', file: { filename: 'a.txt', file_data: Buffer.from([0xff, 0xfe, 0x00, 0x81]).toString('base64') } },
         'messages[0].content[0].file.file_data',
       ],
+      [
+        'a text file in another charset than UTF-8',
+        { type: 'file', file: { filename: 'a.txt', file_data: `data:text/plain;charset=utf-16le;base64,${utf16(SENSITIVE)}` } },
+        'messages[0].content[0].file.file_data',
+      ],
+      [
+        'UTF-16 text with no charset (it decodes as UTF-8 with a NUL after each ASCII character)',
+        { type: 'input_file', filename: 'a.txt', file_data: utf16(SENSITIVE) },
+        'messages[0].content[0].file_data',
+      ],
     ] as const) {
       it(`refuses ${name} under a policy with a 400 in the OpenAI envelope saying why, sending nothing`, async () => {
         const res = await post('/v1/chat/completions', { model: 'gpt-test', messages: [{ role: 'user', content: [part] }] });
@@ -207,6 +218,19 @@ describe('gateway: DLP on every inbound format', function () {
       assertRedacted(raw, 'upstream body');
       const parts = (json['messages'] as { content: Record<string, unknown>[] }[])[0]!.content;
       assert.deepEqual(parts[2], { type: 'file', file: { filename: '[REDACTED:email].txt', file_data: `data:text/plain;base64,${b64('hello')}` } });
+    });
+
+    it('forwards a text file as the bytes it inspected: nothing past a padding "=" the decoder stopped at', async () => {
+      // A base64 decoder stops at the first padding: the policy saw "hi", the rest was never decoded.
+      const smuggled = `${b64('hi')}${b64(SENSITIVE)}`;
+      const res = await post('/v1/chat/completions', {
+        model: 'gpt-test',
+        messages: [{ role: 'user', content: [{ type: 'file', file: { filename: 'notes.txt', file_data: `data:text/plain;base64,${smuggled}` } }] }],
+      });
+      assert.equal(res.status, 200);
+      await res.text();
+      const parts = (sentUpstream().json['messages'] as { content: { file: Record<string, string> }[] }[])[0]!.content;
+      assert.equal(parts[0]!.file['file_data'], `data:text/plain;base64,${b64('hi')}`);
     });
 
     it('forwards tool-call arguments that name a key twice only as the re-serialisation of what was inspected', async () => {
@@ -410,6 +434,7 @@ describe('gateway: DLP on every inbound format', function () {
       ['a binary base64 document', { type: 'base64', media_type: 'application/pdf', data: b64('%PDF-1.7') }],
       ['a URL document', { type: 'url', url: 'https://example.com/report.pdf' }],
       ['a file document', { type: 'file', file_id: 'file_011' }],
+      ['a UTF-16 text document', { type: 'base64', media_type: 'text/plain', data: utf16(SENSITIVE) }],
     ] as const) {
       it(`refuses ${name} under a policy with a 400 in the Anthropic envelope, sending nothing`, async () => {
         const res = await post('/v1/messages', {

@@ -18,7 +18,8 @@ const TEXT_EXTENSIONS = new Set(
 
 /** The media type a file part declares, from its data URL or its filename's extension. */
 function isTextFile(mediaType: string | null, filename: unknown): boolean {
-  if (mediaType !== null && mediaType !== '') return TEXT_TYPES.test(mediaType.split(';')[0]!.trim());
+  const type = mediaType?.split(';')[0]!.trim() ?? '';
+  if (type !== '') return TEXT_TYPES.test(type);
   if (typeof filename !== 'string') return false;
   const dot = filename.lastIndexOf('.');
   return dot >= 0 && TEXT_EXTENSIONS.has(filename.slice(dot + 1).toLowerCase());
@@ -32,20 +33,34 @@ export function uninspectable(param: string, why: string): GatewayError {
   });
 }
 
+/** The charset parameter of a media type (`text/plain; charset=utf-16le`). */
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+const UTF8_CHARSETS: ReadonlySet<string> = new Set(['utf-8', 'utf8', 'us-ascii', 'ascii']);
+
 /**
- * Redacts base64 text data in place; `mediaType` null when only the filename says what it is.
- * Throws uninspectable_file for binary data (by type, or bytes that are not UTF-8).
+ * Redacts base64 text data in place; `mediaType` (with its parameters) null when only the filename
+ * says what it is. Throws uninspectable_file for what is not UTF-8 text: binary data by type, a
+ * declared charset other than UTF-8, bytes that do not decode, or NUL bytes (UTF-16 text of ASCII
+ * characters decodes as UTF-8 with a NUL after each one, and no detector sees a secret spelt so).
+ * What goes is what was decoded and inspected, re-encoded: a decoder skips what follows a padding
+ * `=` and characters outside the alphabet, and those bytes must not travel as the caller wrote them.
  */
 export function redactBase64Text(base64: string, mediaType: string | null, filename: unknown, redactor: Redactor, param: string): string {
-  if (!isTextFile(mediaType, filename)) throw uninspectable(param, `A ${mediaType ?? 'binary'} file cannot be inspected`);
+  if (!isTextFile(mediaType, filename)) throw uninspectable(param, `A ${mediaType?.split(';')[0] || 'binary'} file cannot be inspected`);
+  const charset = mediaType === null ? undefined : CHARSET.exec(mediaType)?.[1]?.toLowerCase();
+  if (charset !== undefined && !UTF8_CHARSETS.has(charset)) throw uninspectable(param, `A file in the ${charset} charset cannot be inspected`);
+  const bytes = Buffer.from(base64, 'base64');
   let text: string;
   try {
-    text = UTF8.decode(Buffer.from(base64, 'base64'));
+    text = UTF8.decode(bytes);
   } catch {
     throw uninspectable(param, 'A file whose bytes are not UTF-8 text cannot be inspected');
   }
+  if (text.includes('\0')) throw uninspectable(param, 'A file holding NUL bytes (UTF-16 text or binary data) cannot be inspected');
   const redacted = redactor.redact(text);
-  return redacted.count === 0 ? base64 : Buffer.from(redacted.text, 'utf8').toString('base64');
+  if (redacted.count > 0) return Buffer.from(redacted.text, 'utf8').toString('base64');
+  const decoded = bytes.toString('base64');
+  return decoded === base64 ? base64 : decoded;
 }
 
 const DATA_URL = /^data:([^;,]*)((?:;[^;,]*)*?);base64,/i;
@@ -70,7 +85,8 @@ function redactData(file: Record<string, unknown>, redactor: Redactor, param: st
   const dataUrl = DATA_URL.exec(data);
   if (dataUrl) {
     const prefix = dataUrl[0];
-    file['file_data'] = prefix + redactBase64Text(data.slice(prefix.length), dataUrl[1] ?? '', file['filename'], redactor, `${param}.file_data`);
+    const mediaType = `${dataUrl[1] ?? ''}${dataUrl[2] ?? ''}`;
+    file['file_data'] = prefix + redactBase64Text(data.slice(prefix.length), mediaType, file['filename'], redactor, `${param}.file_data`);
   } else {
     file['file_data'] = redactBase64Text(data, null, file['filename'], redactor, `${param}.file_data`);
   }
