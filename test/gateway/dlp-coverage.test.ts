@@ -233,6 +233,24 @@ describe('gateway: DLP on every inbound format', function () {
       assert.equal(parts[0]!.file['file_data'], `data:text/plain;base64,${b64('hi')}`);
     });
 
+    it('redacts object keys in tool-call arguments (data, such as a map keyed by e-mail address), losing no entry', async () => {
+      const args = JSON.stringify({ attendees: { 'jane.doe@example.com': 'accepted', 'ops@example.com': 'declined' }, note: 'weekly' });
+      const res = await post('/v1/chat/completions', {
+        model: 'gpt-test',
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'invite', arguments: args } }] },
+          { role: 'tool', tool_call_id: 'call_1', content: 'sent' },
+        ],
+      });
+      assert.equal(res.status, 200);
+      await res.text();
+      const { raw, json } = sentUpstream();
+      assert.ok(!raw.includes('jane.doe') && !raw.includes('ops@example.com'), raw);
+      const sent = (json['messages'] as { tool_calls?: { function: { arguments: string } }[] }[])[1]!.tool_calls![0]!.function.arguments;
+      assert.deepEqual(JSON.parse(sent), { attendees: { '[REDACTED:email]': 'accepted', '[REDACTED:email] (2)': 'declined' }, note: 'weekly' });
+    });
+
     it('forwards tool-call arguments that name a key twice only as the re-serialisation of what was inspected', async () => {
       // JSON.parse keeps the last "to"; the model reads the text, first copy included.
       const args = '{"to":"jane.doe@example.com","to":"ops","note":"hi","\\u006eote":"there"}';
@@ -335,7 +353,12 @@ describe('gateway: DLP on every inbound format', function () {
             { type: 'document', source: { type: 'base64', media_type: 'text/plain', data: b64(SENSITIVE) } },
           ],
         },
-        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'send', input: { to: 'jane.doe@example.com', note: SENSITIVE } }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'tool_use', id: 'toolu_1', name: 'send', input: { to: 'jane.doe@example.com', cc: { 'jane.doe@example.com': 'ops' }, note: SENSITIVE } },
+          ],
+        },
         {
           role: 'user',
           content: [
@@ -361,6 +384,7 @@ describe('gateway: DLP on every inbound format', function () {
         assertRedacted(unb64(messages[0]!.content[2]!['source']!['data']!), 'base64 text document');
         const input = messages[1]!.content[0]!['input']!;
         assert.equal(input['to'], '[REDACTED:email]');
+        assert.deepEqual(input['cc'], { '[REDACTED:email]': 'ops' }, 'keys of the input are data too');
         assertRedacted(input['note']!, 'tool_use input');
       });
     }

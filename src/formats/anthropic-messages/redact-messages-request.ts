@@ -13,7 +13,7 @@
 import type { Redactor } from '../../pipeline/context';
 import { redactBase64Text, uninspectable } from '../dlp/inline-file';
 import { redactJsonSchema } from '../dlp/redact-json-schema';
-import { isRecord, redactField, redactStrings, type JsonRecord } from '../dlp/redact-values';
+import { isRecord, redactData, redactField, redactStrings, type JsonRecord } from '../dlp/redact-values';
 
 /** Properties the upstream reads as structure (ids, types, signatures), never as text. */
 const STRUCTURE: ReadonlySet<string> = new Set(['type', 'id', 'tool_use_id', 'name', 'signature', 'cache_control', 'media_type', 'encrypted_content']);
@@ -43,7 +43,7 @@ function redactBlock(block: unknown, redactor: Redactor, param: string): void {
       return;
     case 'tool_use':
     case 'server_tool_use':
-      block['input'] = redactStrings(block['input'], redactor);
+      block['input'] = redactData(block['input'], redactor);
       return;
     case 'tool_result':
       redactBlocksIn(block, 'content', redactor, `${param}.content`);

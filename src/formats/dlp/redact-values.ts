@@ -49,6 +49,38 @@ export function redactStrings(value: unknown, redactor: Redactor, keep: Readonly
 
 const NO_KEYS: ReadonlySet<string> = new Set();
 
+/**
+ * Redacts data the caller wrote as JSON (tool-call arguments and inputs, tool outputs): every string
+ * value, and every object key too, since there keys are data the model reads (a map keyed by e-mail
+ * address) rather than the format's field names. A key redacted into one already present gets a
+ * ` (2)`, ` (3)`... suffix, so no value is lost. Returns the value (a renamed object is a new one).
+ */
+export function redactData(value: unknown, redactor: Redactor): unknown {
+  if (typeof value === 'string') return value === '' ? value : redactor.redact(value).text;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i += 1) value[i] = redactData(value[i], redactor);
+    return value;
+  }
+  if (!isRecord(value)) return value;
+  let renamed: [string, string][] | null = null;
+  for (const key of Object.keys(value)) {
+    value[key] = redactData(value[key], redactor);
+    const name = key === '' ? key : redactor.redact(key).text;
+    if (name !== key) (renamed ??= []).push([key, name]);
+  }
+  if (renamed === null) return value;
+  const names = new Map(renamed);
+  const out: JsonRecord = {};
+  for (const key of Object.keys(value)) {
+    const name = names.get(key) ?? key;
+    let unique = name;
+    for (let n = 2; Object.hasOwn(out, unique); n += 1) unique = `${name} (${n})`;
+    // defineProperty: a key such as `__proto__` stays an own property, as JSON.parse made it.
+    Object.defineProperty(out, unique, { value: value[key], enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
 /** The index after the JSON string whose opening quote is at `at` in `text`. */
 function stringEnd(text: string, at: number): number {
   let from = at + 1;
@@ -115,6 +147,6 @@ export function redactJsonText(holder: JsonRecord, key: string, redactor: Redact
     return;
   }
   const before = JSON.stringify(parsed);
-  const after = JSON.stringify(redactStrings(parsed, redactor));
+  const after = JSON.stringify(redactData(parsed, redactor));
   if (after !== before || hasDuplicateKeys(text)) holder[key] = after;
 }

@@ -3,7 +3,7 @@ import { compilePolicy } from '../../../plugins/dlp/redactor';
 import type { Redactor } from '../../../src/pipeline/context';
 import { isGatewayError } from '../../../src/http/errors';
 import { redactResponsesRequest } from '../../../src/formats/responses';
-import { hasDuplicateKeys } from '../../../src/formats/dlp/redact-values';
+import { hasDuplicateKeys, redactData } from '../../../src/formats/dlp/redact-values';
 
 const EMAIL = 'jane.doe@example.com';
 const CARD = '4111 1111 1111 1111';
@@ -228,5 +228,16 @@ describe('formats/responses: redactResponsesRequest (spec rule 8)', () => {
     for (const secret of [EMAIL, CARD, PROJECT]) assert.ok(!text.includes(secret), text);
     const file = ((copy['input'] as Record<string, unknown>[])[1]!['content'] as Record<string, string>[])[0]!;
     assert.equal(file['filename'], '[REDACTED:project].txt');
+  });
+
+  it('redactData redacts keys as data: a collision gets a numbered suffix, __proto__ stays an own key', () => {
+    const { redactor } = countingPolicy();
+    const value = JSON.parse(`{"${EMAIL}":1,"ops@example.com":2,"__proto__":{"${PROJECT}":"${CARD}"},"plain":"${EMAIL}"}`) as unknown;
+    const out = redactData(value, redactor) as Record<string, unknown>;
+    assert.equal(
+      JSON.stringify(out),
+      '{"[REDACTED:email]":1,"[REDACTED:email] (2)":2,"__proto__":{"[REDACTED:project]":"[REDACTED:credit_card]"},"plain":"[REDACTED:email]"}',
+    );
+    assert.equal(Object.getPrototypeOf(out), Object.prototype);
   });
 });
