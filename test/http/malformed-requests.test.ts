@@ -147,6 +147,30 @@ describe('malformed requests: JSON in the path family envelope', function () {
     assert.equal(nested.status, 200, await nested.clone().text());
   });
 
+  it('a lone surrogate escape (valid JSON, not Unicode) in a stored response is kept as U+FFFD, not a 500 from PostgreSQL', async () => {
+    for (const stream of [false, true]) {
+      const body = `{"model":"demo","store":true,"stream":${String(stream)},"instructions":"be \\udc00 brief","input":[{"role":"user","content":"hi \\ud800 there \\ud83d\\ude00"}]}`;
+      const res = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const text = await res.text();
+      assert.equal(res.status, 200, text);
+      const id = /"id":"(resp_[0-9a-f]+)"/.exec(text)?.[1];
+      assert.ok(id, text.slice(0, 300));
+      const storedText = async (): Promise<string | null> => {
+        const read = await fetch(`${gw.url}/v1/responses/${id}/input_items`);
+        if (read.status !== 200) return null;
+        const items = (await read.json()) as { data: { content: { text: string }[] }[] };
+        return items.data[0]?.content[0]?.text ?? null;
+      };
+      let stored = await storedText();
+      for (let tries = 0; stored === null; tries += 1) {
+        assert.ok(tries < 100, 'the input items were not stored');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        stored = await storedText();
+      }
+      assert.equal(stored, 'hi \ufffd there \ud83d\ude00');
+    }
+  });
+
   it("a request Node's parser refuses (a 64 kB URL, a raw NUL) is answered in JSON, then the connection closes", async () => {
     const long = await rawRequest(gw.url, get(`/v1/messages?q=${'a'.repeat(64 * 1024)}`));
     assert.equal(long.status, 431);

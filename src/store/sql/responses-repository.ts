@@ -78,18 +78,30 @@ function eventsOf(rows: readonly EventChunkRow[], after: number, limit: number, 
 
 /**
  * JSON text for a jsonb column. PostgreSQL's jsonb cannot hold U+0000 (22P05 "unsupported Unicode
- * escape sequence"), which model output may contain: one such event would fail its whole batch on
- * every retry. It is stored as U+FFFD instead. A "u0000" after an even run of backslashes is text
- * (escaped backslashes), not the escape, and stays.
+ * escape sequence"), which model output may contain, nor a lone surrogate (22P02 "Unicode low
+ * surrogate must follow a high surrogate"), which a caller's JSON may contain as an escape
+ * (`"\\ud800"`, valid JSON, and JSON.stringify writes one back so): one such value would fail the
+ * request's write (a 500) or its event log's whole batch on every retry. Each is stored as U+FFFD
+ * instead. An escape after an even run of backslashes is text (escaped backslashes) and stays; an
+ * escaped surrogate pair (`\\ud83d\\ude00`) is a character and stays.
  */
 export function jsonbText(value: unknown): string {
-  return withoutNulEscapes(json(value));
+  return storableEscapes(json(value));
 }
 
-/** JSON text with its U+0000 escapes replaced by U+FFFD (see jsonbText). */
-function withoutNulEscapes(text: string): string {
-  if (!text.includes('\\u0000')) return text;
-  return text.replace(/(\\+)u0000/g, (match: string, slashes: string) => (slashes.length % 2 === 1 ? `${slashes}ufffd` : match));
+/** U+0000, a high surrogate and the low one after it, or a low surrogate, each as an escape. */
+const UNSTORABLE = /(\\+)u(?:0000|(d[89ab][0-9a-f]{2})(\\ud[c-f][0-9a-f]{2})?|d[c-f][0-9a-f]{2})/gi;
+
+/** JSON text with its U+0000 and lone surrogate escapes replaced by U+FFFD (see jsonbText). */
+function storableEscapes(text: string): string {
+  if (!text.includes('\\u')) return text;
+  return text.replace(UNSTORABLE, (match: string, slashes: string, high?: string, low?: string) => {
+    const escape = slashes.length % 2 === 1;
+    // A high surrogate after escaped backslashes is text; the low one after it is then a lone escape.
+    if (high !== undefined && !escape) return low === undefined ? match : `${slashes}u${high}\\ufffd`;
+    if (!escape || (high !== undefined && low !== undefined)) return match;
+    return `${slashes}ufffd`;
+  });
 }
 
 const CHUNK_COLUMNS: readonly JsonCopyColumn[] = [
@@ -215,7 +227,7 @@ function pushEventsArray(parts: string[], chunk: EventChunk): void {
   chunk.v.forEach((event, k) => {
     if (k > 0) parts.push(',');
     // Each part is whole JSON tokens, so an escape never spans two parts.
-    for (const part of event) parts.push(withoutNulEscapes(part));
+    for (const part of event) parts.push(storableEscapes(part));
   });
   parts.push(']');
 }

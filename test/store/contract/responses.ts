@@ -148,6 +148,16 @@ export function responsesContract(h: StoreHandle): void {
       assert.equal(second?.data['delta'], 'c\\u0000d');
     });
 
+    it('stores an event whose text holds a lone surrogate (an escape JSON allows) without failing its batch; a pair stays', async () => {
+      const id = uid('resp');
+      await h.store.responses.appendEvents([event(id, 0, { delta: 'a\ud800b', low: '\udc00' }), event(id, 1, { delta: 'c\\ud800d', pair: '\ud83d\ude00' })]);
+      const [first, second] = await h.store.responses.listEvents(id, -1);
+      assert.match(String(first?.data['delta']), /^a.b$/);
+      assert.equal(first?.data['delta'], 'a\ufffdb');
+      assert.equal(second?.data['delta'], 'c\\ud800d', 'a literal backslash and "ud800" are text');
+      assert.equal(second?.data['pair'], '\ud83d\ude00');
+    });
+
     it('an expired response is absent before it is pruned; prune deletes expired responses and their events, in bounded batches', async () => {
       const org = uid('org');
       const now = ERA + 500_000;
