@@ -62,11 +62,28 @@ function json(reply: RawReply): unknown {
   return JSON.parse(reply.body) as unknown;
 }
 
+const AGENT = '11111111-1111-4111-8111-111111111111';
+
 describe('malformed requests: JSON in the path family envelope', function () {
   this.timeout(120_000);
   let gw: TestGateway;
   before(async () => {
-    gw = await startTestGateway({ driver: 'postgres' });
+    gw = await startTestGateway({
+      driver: 'postgres',
+      config: {
+        agents: [
+          {
+            id: AGENT,
+            organization: 'acme',
+            name: 'Echo',
+            createdBy: 'u-admin',
+            model: 'demo',
+            inputs: [{ label: 'Topic' }],
+            steps: [{ prompt: 'About {{Topic}}' }],
+          },
+        ],
+      },
+    });
   });
   after(() => gw?.close());
 
@@ -169,6 +186,26 @@ describe('malformed requests: JSON in the path family envelope', function () {
       }
       assert.equal(stored, 'hi \ufffd there \ud83d\ude00');
     }
+  });
+
+  it("a lone surrogate or NUL escape in an agent run's inputs is stored as U+FFFD, not a 500 from PostgreSQL", async () => {
+    for (const value of ['x \\ud800 y', 'x \\u0000 y']) {
+      const res = await fetch(`${gw.url}/v1/agents/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: `{"agentId":"${AGENT}","inputs":[{"name":"Topic","value":"${value}"}]}`,
+      });
+      assert.equal(res.status, 202, await res.clone().text());
+      const { runId } = (await res.json()) as { runId: string };
+      const run = await fetch(`${gw.url}/v1/runs/${runId}`);
+      assert.equal(run.status, 200);
+    }
+    const invoked = await fetch(`${gw.url}/v1/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"model":"agent/${AGENT}","input":"x \\ud800 y"}`,
+    });
+    assert.equal(invoked.status, 200, await invoked.clone().text());
   });
 
   it("a request Node's parser refuses (a 64 kB URL, a raw NUL) is answered in JSON, then the connection closes", async () => {

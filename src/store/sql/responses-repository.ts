@@ -1,7 +1,7 @@
 import type { ResponseRepository } from '../port';
 import type { NewResponseEvent, ResponseEventRecord, ResponseRecord, ResponseStatus, ResponseSummary } from '../types';
 import { insertFromJson, JsonBytes, preparedStatement, type JsonCopyColumn, type SqlDatabase, type SqlExecutor, type SqlParam } from './database';
-import { iso, isoOrNull, json, nowIso, type Timestamp } from './rows';
+import { iso, isoOrNull, json, nowIso, storableEscapes, type Timestamp } from './rows';
 
 interface ResponseRow {
   id: string;
@@ -76,32 +76,9 @@ function eventsOf(rows: readonly EventChunkRow[], after: number, limit: number, 
   }
 }
 
-/**
- * JSON text for a jsonb column. PostgreSQL's jsonb cannot hold U+0000 (22P05 "unsupported Unicode
- * escape sequence"), which model output may contain, nor a lone surrogate (22P02 "Unicode low
- * surrogate must follow a high surrogate"), which a caller's JSON may contain as an escape
- * (`"\\ud800"`, valid JSON, and JSON.stringify writes one back so): one such value would fail the
- * request's write (a 500) or its event log's whole batch on every retry. Each is stored as U+FFFD
- * instead. An escape after an even run of backslashes is text (escaped backslashes) and stays; an
- * escaped surrogate pair (`\\ud83d\\ude00`) is a character and stays.
- */
+/** JSON text for a jsonb column (rows.ts json: U+0000 and lone surrogates stored as U+FFFD). */
 export function jsonbText(value: unknown): string {
-  return storableEscapes(json(value));
-}
-
-/** U+0000, a high surrogate and the low one after it, or a low surrogate, each as an escape. */
-const UNSTORABLE = /(\\+)u(?:0000|(d[89ab][0-9a-f]{2})(\\ud[c-f][0-9a-f]{2})?|d[c-f][0-9a-f]{2})/gi;
-
-/** JSON text with its U+0000 and lone surrogate escapes replaced by U+FFFD (see jsonbText). */
-function storableEscapes(text: string): string {
-  if (!text.includes('\\u')) return text;
-  return text.replace(UNSTORABLE, (match: string, slashes: string, high?: string, low?: string) => {
-    const escape = slashes.length % 2 === 1;
-    // A high surrogate after escaped backslashes is text; the low one after it is then a lone escape.
-    if (high !== undefined && !escape) return low === undefined ? match : `${slashes}u${high}\\ufffd`;
-    if (!escape || (high !== undefined && low !== undefined)) return match;
-    return `${slashes}ufffd`;
-  });
+  return json(value);
 }
 
 const CHUNK_COLUMNS: readonly JsonCopyColumn[] = [

@@ -16,8 +16,35 @@ export function isoOrNull(value: Timestamp | null): string | null {
   return value === null ? null : iso(value);
 }
 
+/**
+ * JSON text for a json or jsonb parameter. PostgreSQL's jsonb cannot hold U+0000 (22P05 "unsupported
+ * Unicode escape sequence"), which model output may contain, nor a lone surrogate (22P02 "Unicode low
+ * surrogate must follow a high surrogate"), which a caller's JSON may contain as an escape
+ * (`"\\ud800"`, valid JSON, and JSON.stringify writes one back so): one such value would fail the
+ * request's write (a 500: a stored response, an agent run's inputs) or an event log's whole batch on
+ * every retry. Each is stored as U+FFFD instead.
+ */
 export function json(value: unknown): string {
-  return JSON.stringify(value ?? null);
+  return storableEscapes(JSON.stringify(value ?? null));
+}
+
+/** U+0000, a high surrogate and the low one after it, or a low surrogate, each as an escape. */
+const UNSTORABLE = /(\\+)u(?:0000|(d[89ab][0-9a-f]{2})(\\ud[c-f][0-9a-f]{2})?|d[c-f][0-9a-f]{2})/gi;
+
+/**
+ * JSON text with its U+0000 and lone surrogate escapes replaced by U+FFFD (see json). An escape after
+ * an even run of backslashes is text (escaped backslashes) and stays; an escaped surrogate pair
+ * (`\\ud83d\\ude00`, as an upstream may write one) is a character and stays.
+ */
+export function storableEscapes(text: string): string {
+  if (!text.includes('\\u')) return text;
+  return text.replace(UNSTORABLE, (match: string, slashes: string, high?: string, low?: string) => {
+    const escape = slashes.length % 2 === 1;
+    // A high surrogate after escaped backslashes is text; the low one after it is then a lone escape.
+    if (high !== undefined && !escape) return low === undefined ? match : `${slashes}u${high}\\ufffd`;
+    if (!escape || (high !== undefined && low !== undefined)) return match;
+    return `${slashes}ufffd`;
+  });
 }
 
 /** Store-side clock for the timestamps the store itself assigns (createdAt of agents, items...). */
