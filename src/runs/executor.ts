@@ -81,6 +81,8 @@ interface Ctx {
   byKey: Map<string, ConversationItemRecord>;
   items: ConversationItemRecord[];
   redact: Redactor;
+  /** Whether the run's organization has a DLP policy (then tool outputs are redacted too). */
+  hasRedactor: boolean;
   /** The run's Responses stream (runs started with `model: agent/<id>`), else null. */
   stream: RunResponseStream | null;
 }
@@ -100,7 +102,6 @@ function serverTools(tools: readonly Record<string, unknown>[]): ToolDefinition[
 export class RunExecutor {
   private readonly maxAttempts: number;
   private readonly transitions: TransitionDeps;
-  private hasRedactor = false;
 
   constructor(private readonly deps: ExecutorDeps) {
     this.maxAttempts = deps.maxAttempts ?? 3;
@@ -306,8 +307,8 @@ export class RunExecutor {
   ): Promise<string | null> {
     const { store } = this.deps;
     const items = await store.conversations.listItems(run.conversationId, { order: 'asc', limit: 10_000 });
+    // Per run: the executor runs several runs at once, of different organizations.
     const redactor = this.deps.redactorFor ? await this.deps.redactorFor(run.orgId) : null;
-    this.hasRedactor = redactor !== null;
     const ctx: Ctx = {
       run,
       fence,
@@ -316,6 +317,7 @@ export class RunExecutor {
       items: items.filter((i) => !isErrorItem(i)),
       byKey: new Map(items.flatMap((i) => (i.idempotencyKey ? [[i.idempotencyKey, i] as const] : []))),
       redact: redactor ?? ((text) => text),
+      hasRedactor: redactor !== null,
       stream,
     };
     const invocation = await this.invocation(run);
@@ -420,7 +422,7 @@ export class RunExecutor {
       runId: run.id,
       requestId: run.id,
       signal: ctx.signal,
-      redact: this.hasRedactor ? ctx.redact : null,
+      redact: ctx.hasRedactor ? ctx.redact : null,
       journal: this.journal(ctx, key),
       unknownCalls: TOOL_UNAVAILABLE,
     };
