@@ -1,25 +1,31 @@
 import { STATUS_LABELS, type EnvelopeFamily, type GatewayError } from './errors';
 
-/** Anthropic's error `type` by status (their Messages API error shapes). */
-function anthropicType(status: number): string {
+/**
+ * Anthropic's error `type` by status (https://docs.anthropic.com/en/api/errors): the listed statuses
+ * have their own; any other 4XX is `invalid_request_error` ("may also be used for other 4XX status
+ * codes not listed"), any other 5XX `api_error`. 503 is overloaded, as 529.
+ */
+export function anthropicErrorType(status: number): string {
   switch (status) {
-    case 400:
-    case 413:
-    case 422:
-      return 'invalid_request_error';
     case 401:
       return 'authentication_error';
+    case 402:
+      return 'billing_error';
     case 403:
       return 'permission_error';
     case 404:
       return 'not_found_error';
+    case 413:
+      return 'request_too_large';
     case 429:
       return 'rate_limit_error';
     case 503:
     case 529:
       return 'overloaded_error';
+    case 504:
+      return 'timeout_error';
     default:
-      return 'api_error';
+      return status >= 400 && status < 500 ? 'invalid_request_error' : 'api_error';
   }
 }
 
@@ -35,7 +41,7 @@ export function errorEnvelope(err: GatewayError, family: EnvelopeFamily): unknow
     return { error: STATUS_LABELS[err.status] ?? 'Error', message: err.message };
   }
   if (family === 'anthropic') {
-    return { type: 'error', error: { type: anthropicType(err.status), message: err.message } };
+    return { type: 'error', error: { type: anthropicErrorType(err.status), message: err.message } };
   }
   return { error: { message: err.message, type: err.type, code: err.wireCode, param: err.param ?? null } };
 }

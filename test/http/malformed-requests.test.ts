@@ -208,13 +208,28 @@ describe('malformed requests: JSON in the path family envelope', function () {
     assert.equal(invoked.status, 200, await invoked.clone().text());
   });
 
+  it("a /v1/messages caller gets Anthropic's error type for each status: request_too_large for 413, invalid_request_error for other 4XX", async () => {
+    const key = gw.auth('member');
+    const typeOf = async (res: Response): Promise<string> => ((await res.json()) as { type: string; error: { type: string } }).error.type;
+    const wrongType = await fetch(`${gw.url}/v1/messages`, { method: 'POST', headers: { ...key, 'content-type': 'text/plain' }, body: 'hello' });
+    assert.equal(wrongType.status, 415);
+    assert.equal(await typeOf(wrongType), 'invalid_request_error');
+    const tooLarge = await fetch(`${gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: { ...key, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'demo', max_tokens: 1, messages: [{ role: 'user', content: 'x'.repeat(11 * 1024 * 1024) }] }),
+    });
+    assert.equal(tooLarge.status, 413);
+    assert.equal(await typeOf(tooLarge), 'request_too_large');
+  });
+
   it("a request Node's parser refuses (a 64 kB URL, a raw NUL) is answered in JSON, then the connection closes", async () => {
     const long = await rawRequest(gw.url, get(`/v1/messages?q=${'a'.repeat(64 * 1024)}`));
     assert.equal(long.status, 431);
     assert.equal(long.headers['connection'], 'close');
     assert.deepEqual(json(long), {
       type: 'error',
-      error: { type: 'api_error', message: 'Request line and headers are larger than the server accepts; send a shorter URL or fewer headers.' },
+      error: { type: 'invalid_request_error', message: 'Request line and headers are larger than the server accepts; send a shorter URL or fewer headers.' },
     });
     const nul = await rawRequest(gw.url, `GET /v1/agents/li\0st HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
     assert.equal(nul.status, 400);

@@ -4,6 +4,7 @@
 // stream into Anthropic's event sequence). Errors use Anthropic's envelope (the operation's
 // x-error-envelope), mid-stream failures Anthropic's `error` event.
 import { canonicalToMessage, canonicalToMessageEvents, type MessageEvent } from '../../formats/anthropic-messages';
+import { anthropicErrorType } from '../../http/envelope';
 import { droppedParamsHeader, forwardWireCall, prepareWireCall } from '../../model-call/wire-call';
 import type { Handler } from '../types';
 import { relayJson, relaySse, type StreamErrorWriter } from './relay';
@@ -15,8 +16,7 @@ const MESSAGES_STREAM_END = Buffer.from('message_stop');
 
 /** Anthropic's mid-stream error event (their streaming docs: `event: error`). */
 export const anthropicStreamError: StreamErrorWriter = (sse, err) => {
-  const type = err.status === 429 ? 'rate_limit_error' : err.status === 529 || err.status === 503 ? 'overloaded_error' : 'api_error';
-  sse.fail(JSON.stringify({ type: 'error', error: { type, message: err.message } }), 'error');
+  sse.fail(JSON.stringify({ type: 'error', error: { type: anthropicErrorType(err.status), message: err.message } }), 'error');
 };
 
 const MESSAGE_EVENT_FORMAT: StreamFormat<MessageEvent> = {
