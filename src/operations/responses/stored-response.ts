@@ -58,15 +58,6 @@ export function storedResponse(
             lease: streams.leases.leaseFor(),
           },
         });
-      else if (init.inputItems.length > 0) {
-        // A continuing turn's record was written with its claim, before its input was inspected: its
-        // input items (as inspected) now, so that input_items lists them while the response is being
-        // generated (and after a crash of this process), not only once it ended; its end writes them
-        // again. Off the stream's path: the caller does not wait for this write.
-        services.store.responses.update(id, { inputItems: init.inputItems }).catch((err: unknown) => {
-          services.logger.warn('response input items not stored at its start', { responseId: id, errorName: err instanceof Error ? err.name : 'unknown' });
-        });
-      }
       turn.begun();
       streams.leases.hold(id);
       ctx.resourceIds['response_id'] = id;
