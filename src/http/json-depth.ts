@@ -11,8 +11,8 @@ const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 
-/** The index after the string whose opening quote is at `at` (the text's length if unterminated). */
-function stringEnd(text: string | Buffer, at: number): number {
+/** The index after the JSON string whose opening quote is at `at` in `text` (the text's length if unterminated). */
+export function jsonStringEnd(text: string | Buffer, at: number): number {
   let from = at + 1;
   for (;;) {
     const quote = typeof text === 'string' ? text.indexOf('"', from) : text.indexOf(QUOTE, from);
@@ -37,7 +37,7 @@ export function nestsDeeperThan(text: string | Buffer, max: number = MAX_JSON_DE
   for (let i = 0; i < text.length; i += 1) {
     const code = codeAt(text, i);
     if (code === QUOTE) {
-      i = stringEnd(text, i) - 1;
+      i = jsonStringEnd(text, i) - 1;
     } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
       depth += 1;
       if (depth > max) return true;

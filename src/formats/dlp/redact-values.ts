@@ -1,7 +1,7 @@
 // The pieces every format's DLP walk is made of. Walks run on the request's own deep copy (the
 // caller's parsed body is never touched) and edit it in place; what they leave is what goes upstream,
 // re-serialised, so what is forwarded is exactly what was inspected.
-import { parseBoundedJson } from '../../http/json-depth';
+import { jsonStringEnd, parseBoundedJson } from '../../http/json-depth';
 import type { Redactor } from '../../pipeline/context';
 
 export type JsonRecord = Record<string, unknown>;
@@ -81,19 +81,6 @@ export function redactData(value: unknown, redactor: Redactor): unknown {
   return out;
 }
 
-/** The index after the JSON string whose opening quote is at `at` in `text`. */
-function stringEnd(text: string, at: number): number {
-  let from = at + 1;
-  for (;;) {
-    const quote = text.indexOf('"', from);
-    if (quote < 0) return text.length;
-    let slashes = 0;
-    while (text.charCodeAt(quote - 1 - slashes) === 0x5c) slashes += 1;
-    if (slashes % 2 === 0) return quote + 1;
-    from = quote + 1;
-  }
-}
-
 /**
  * Whether an object of the JSON `text` (text JSON.parse accepted) names a key twice, escapes decoded
  * (`"a"` and `"\u0061"` are one key). Parsed, such an object keeps only the last copy: the others
@@ -105,7 +92,7 @@ export function hasDuplicateKeys(text: string): boolean {
   for (let i = 0; i < text.length; i += 1) {
     const code = text.charCodeAt(i);
     if (code === 0x22) {
-      const end = stringEnd(text, i);
+      const end = jsonStringEnd(text, i);
       const keys = open[open.length - 1];
       if (keyNext && keys) {
         const written = text.slice(i, end);
