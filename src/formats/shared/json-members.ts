@@ -3,6 +3,7 @@
 // object costs as much as parsing it again; these splices copy the other members' bytes as they came.
 // They are only given bytes that JSON.parse accepted (a body already parsed): on anything else they
 // return null, and the caller serialises its parsed object instead.
+import { jsonStringEnd } from '../../http/json-depth';
 
 /** One top-level member's byte offsets: its key's opening quote, the key's end, its value's start and end. */
 interface Member {
@@ -37,32 +38,17 @@ function skipSpace(bytes: Buffer, at: number): number {
   return at;
 }
 
-/** The index after the string whose opening quote is at `at` (-1 if unterminated). */
-function stringEnd(bytes: Buffer, at: number): number {
-  let from = at + 1;
-  for (;;) {
-    const quote = bytes.indexOf(QUOTE, from);
-    if (quote < 0) return -1;
-    // A quote preceded by an odd number of backslashes is escaped.
-    let slashes = 0;
-    while (bytes[quote - 1 - slashes] === BACKSLASH) slashes += 1;
-    if (slashes % 2 === 0) return quote + 1;
-    from = quote + 1;
-  }
-}
-
 /** The index after the value starting at `at` (-1 if malformed). */
 function valueEnd(bytes: Buffer, at: number): number {
   const first = bytes[at];
-  if (first === QUOTE) return stringEnd(bytes, at);
+  // An unterminated string ends at the text's end, where no member can: the callers refuse it.
+  if (first === QUOTE) return jsonStringEnd(bytes, at);
   if (first === OPEN_BRACE || first === OPEN_BRACKET) {
     let depth = 0;
     for (let i = at; i < bytes.length; i += 1) {
       const byte = bytes[i];
       if (byte === QUOTE) {
-        const end = stringEnd(bytes, i);
-        if (end < 0) return -1;
-        i = end - 1;
+        i = jsonStringEnd(bytes, i) - 1;
       } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
         depth += 1;
       } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
@@ -92,8 +78,7 @@ function topLevelMembers(bytes: Buffer): Members | null {
   for (;;) {
     if (bytes[at] !== QUOTE) return null;
     const start = at;
-    const keyEnd = stringEnd(bytes, at);
-    if (keyEnd < 0) return null;
+    const keyEnd = jsonStringEnd(bytes, at);
     at = skipSpace(bytes, keyEnd);
     if (bytes[at] !== COLON) return null;
     const valueStart = skipSpace(bytes, at + 1);
