@@ -18,6 +18,20 @@ const unb64 = (data: string): string => Buffer.from(data, 'base64').toString('ut
 const utf16 = (text: string): string => Buffer.from(text, 'utf16le').toString('base64');
 
 /** No secret anywhere in `text`, and redaction markers in their place. */
+/** A chat conversation in which the assistant called `name` with `args` and the tool answered. */
+function toolCallConversation(name: string, args: string): Record<string, unknown>[] {
+  return [
+    { role: 'user', content: 'hi' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name, arguments: args } }] },
+    { role: 'tool', tool_call_id: 'call_1', content: 'sent' },
+  ];
+}
+
+/** The arguments of that call as the upstream received them. */
+function sentArguments(body: Record<string, unknown>): string {
+  return (body['messages'] as { tool_calls?: { function: { arguments: string } }[] }[])[1]!.tool_calls![0]!.function.arguments;
+}
+
 function assertRedacted(text: string, what: string): void {
   for (const secret of SECRETS) assert.ok(!text.includes(secret), `${what} still holds ${secret}: ${text.slice(0, 400)}`);
   assert.match(text, /\[REDACTED:(email|credit_card|secret_key|project)\]/, what);
@@ -237,17 +251,13 @@ describe('gateway: DLP on every inbound format', function () {
       const args = JSON.stringify({ attendees: { 'jane.doe@example.com': 'accepted', 'ops@example.com': 'declined' }, note: 'weekly' });
       const res = await post('/v1/chat/completions', {
         model: 'gpt-test',
-        messages: [
-          { role: 'user', content: 'hi' },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'invite', arguments: args } }] },
-          { role: 'tool', tool_call_id: 'call_1', content: 'sent' },
-        ],
+        messages: toolCallConversation('invite', args),
       });
       assert.equal(res.status, 200);
       await res.text();
       const { raw, json } = sentUpstream();
       assert.ok(!raw.includes('jane.doe') && !raw.includes('ops@example.com'), raw);
-      const sent = (json['messages'] as { tool_calls?: { function: { arguments: string } }[] }[])[1]!.tool_calls![0]!.function.arguments;
+      const sent = sentArguments(json);
       assert.deepEqual(JSON.parse(sent), { attendees: { '[REDACTED:email]': 'accepted', '[REDACTED:email] (2)': 'declined' }, note: 'weekly' });
     });
 
@@ -256,17 +266,13 @@ describe('gateway: DLP on every inbound format', function () {
       const args = '{"to":"jane.doe@example.com","to":"ops","note":"hi","\\u006eote":"there"}';
       const res = await post('/v1/chat/completions', {
         model: 'gpt-test',
-        messages: [
-          { role: 'user', content: 'hi' },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'send', arguments: args } }] },
-          { role: 'tool', tool_call_id: 'call_1', content: 'sent' },
-        ],
+        messages: toolCallConversation('send', args),
       });
       assert.equal(res.status, 200);
       await res.text();
       const { raw, json } = sentUpstream();
       assert.ok(!raw.includes('jane.doe'), `the first copy of "to" reached the upstream: ${raw}`);
-      const sent = (json['messages'] as { tool_calls?: { function: { arguments: string } }[] }[])[1]!.tool_calls![0]!.function.arguments;
+      const sent = sentArguments(json);
       assert.equal(sent, '{"to":"ops","note":"there"}');
     });
 
@@ -276,17 +282,12 @@ describe('gateway: DLP on every inbound format', function () {
       const call = (model: string): Record<string, unknown> => ({
         model,
         max_tokens: 5,
-        messages: [
-          { role: 'user', content: 'hi' },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'send', arguments: args } }] },
-          { role: 'tool', tool_call_id: 'call_1', content: 'sent' },
-        ],
+        messages: toolCallConversation('send', args),
       });
       const res = await post('/v1/chat/completions', call('gpt-test'));
       assert.equal(res.status, 200, await res.clone().text());
       await res.text();
-      const sent = sentUpstream().json['messages'] as { tool_calls?: { function: { arguments: string } }[] }[];
-      assert.equal(sent[1]!.tool_calls![0]!.function.arguments, args.replace('jane.doe@example.com', '[REDACTED:email]'));
+      assert.equal(sentArguments(sentUpstream().json), args.replace('jane.doe@example.com', '[REDACTED:email]'));
       // A translated model needs the arguments as an object: too deep to be one, they are a 400.
       const translated = await post('/v1/chat/completions', call('claude-direct'));
       assert.equal(translated.status, 400);
