@@ -14,12 +14,26 @@ import { announcements, createPostgresLiveEvents } from '../../src/responses/liv
 import { createRedisLiveEvents } from '../../src/responses/live-events-redis';
 import { replayEvents } from '../../src/responses/replay';
 import type { StreamEvent } from '../../src/responses/stream-event';
-import { startTcpProxy } from '../helpers/process';
+import { startTcpProxy, type TcpProxy } from '../helpers/process';
 import { within } from '../helpers/wait';
 import { openTestStore } from '../helpers/store';
-import { capturedLogger, completedEvent, inProgressResponse, numbers, range, responseId, silentLogger, textEvent, waitUntil } from './helpers';
+import {
+  capturedLogger,
+  type CapturedLogger,
+  completedEvent,
+  inProgressResponse,
+  numbers,
+  range,
+  responseId,
+  silentLogger,
+  textEvent,
+  waitUntil,
+} from './helpers';
 
 const REDIS_URL = process.env['REDIS_URL'] || 'redis://127.0.0.1:6379';
+
+/** The ranges a NOTIFY payload announces. */
+const rangesOf = (payload: string): unknown[] => (JSON.parse(payload) as { r: unknown[] }).r;
 
 function collector(): { reader: LiveReader; events: StreamEvent[]; stored: number[] } {
   const events: StreamEvent[] = [];
@@ -189,7 +203,7 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
       await waitUntil('the notification', () => payloads.length >= 1, 3000);
       await new Promise((r) => setTimeout(r, 200));
       assert.equal(payloads.length, 1, payloads.join('\n'));
-      assert.deepEqual((JSON.parse(payloads[0]!) as { r: unknown[] }).r, [
+      assert.deepEqual(rangesOf(payloads[0]!), [
         [a, 0, 4],
         [b, 0, 2],
         [c, 3, 7],
@@ -220,79 +234,77 @@ describe('PostgreSQL NOTIFY: one per turn of the event loop', function () {
     });
   });
 
-  it('a NOTIFY never answered drops its connection: its ranges, and what is stored after, are announced on a new one once the network heals', async () => {
-    const proxy = await startTcpProxy(5432);
+  /** withListener with the writer's connections through a relay that can be silenced, and its log captured. */
+  async function withRelayedWriter(
+    test: (writerSide: ReturnType<typeof createPostgresLiveEvents>, payloads: string[], relay: TcpProxy, log: CapturedLogger) => Promise<void>,
+    options: { queryTimeoutMs?: number; connectTimeoutMs?: number; silentFromStart?: boolean },
+  ): Promise<void> {
+    const relay = await startTcpProxy(5432);
     const log = capturedLogger();
     try {
-      await withListener(
-        async (writerSide, payloads) => {
-          // A reader keeps the process LISTENing (and so connected) through the partition.
-          const subscription = await writerSide.subscribe(responseId(), collector().reader);
-          const before = responseId();
-          writerSide.stored([{ responseId: before, from: 0, to: 0 }]);
-          await waitUntil('the first notification', () => payloads.length === 1, 3000);
-          proxy.silence();
-          const during = responseId();
-          writerSide.stored([{ responseId: during, from: 0, to: 0 }]);
-          // That NOTIFY's bytes are lost; past the limit (200 ms) and its grace (2 s) it fails (without the
-          // limit it never does: the wait's ceiling fails the test).
-          await waitUntil('the lost NOTIFY failed', () => log.text().includes('live events: notify failed'), 8000);
-          proxy.heal();
-          // The lost range is announced again on a new connection, with nothing stored after it (an idle
-          // gateway): without the retry it waited for the next write.
-          await waitUntil('the lost range announced again', () => payloads.length === 2, 5000);
-          assert.deepEqual((JSON.parse(payloads[1]!) as { r: unknown[] }).r, [[during, 0, 0]]);
-          const after = responseId();
-          writerSide.stored([{ responseId: after, from: 0, to: 3 }]);
-          // Without the limit the lost NOTIFY stays in flight and every later one waits behind it.
-          await waitUntil('the notification after the partition', () => payloads.length === 3, 5000);
-          assert.deepEqual((JSON.parse(payloads[2]!) as { r: unknown[] }).r, [[after, 0, 3]]);
-          subscription.close();
-        },
-        {
-          url: viaPort(proxy.port),
-          queryTimeoutMs: 200,
-          logger: log.logger,
-        },
-      );
+      if (options.silentFromStart) relay.silence();
+      await withListener((writerSide, payloads) => test(writerSide, payloads, relay, log), {
+        url: viaPort(relay.port),
+        ...(options.queryTimeoutMs !== undefined && { queryTimeoutMs: options.queryTimeoutMs }),
+        ...(options.connectTimeoutMs !== undefined && { connectTimeoutMs: options.connectTimeoutMs }),
+        logger: log.logger,
+      });
     } finally {
-      proxy.heal();
-      await proxy.close();
+      relay.heal();
+      await relay.close();
     }
+  }
+
+  it('a NOTIFY never answered drops its connection: its ranges, and what is stored after, are announced on a new one once the network heals', async () => {
+    await withRelayedWriter(
+      async (writerSide, payloads, relay, log) => {
+        // A reader keeps the process LISTENing (and so connected) through the partition.
+        const subscription = await writerSide.subscribe(responseId(), collector().reader);
+        const before = responseId();
+        writerSide.stored([{ responseId: before, from: 0, to: 0 }]);
+        await waitUntil('the first notification', () => payloads.length === 1, 3000);
+        relay.silence();
+        const during = responseId();
+        writerSide.stored([{ responseId: during, from: 0, to: 0 }]);
+        // That NOTIFY's bytes are lost; past the limit (200 ms) and its grace (2 s) it fails (without the
+        // limit it never does: the wait's ceiling fails the test).
+        await waitUntil('the lost NOTIFY failed', () => log.text().includes('live events: notify failed'), 8000);
+        relay.heal();
+        // The lost range is announced again on a new connection, with nothing stored after it (an idle
+        // gateway): without the retry it waited for the next write.
+        await waitUntil('the lost range announced again', () => payloads.length === 2, 5000);
+        assert.deepEqual(rangesOf(payloads[1]!), [[during, 0, 0]]);
+        const after = responseId();
+        writerSide.stored([{ responseId: after, from: 0, to: 3 }]);
+        // Without the limit the lost NOTIFY stays in flight and every later one waits behind it.
+        await waitUntil('the notification after the partition', () => payloads.length === 3, 5000);
+        assert.deepEqual(rangesOf(payloads[2]!), [[after, 0, 3]]);
+        subscription.close();
+      },
+      { queryTimeoutMs: 200 },
+    );
   });
 
   it('a connection the server never answers is given up: a reader is not held, and the next announcement connects again', async () => {
-    const proxy = await startTcpProxy(5432);
-    const log = capturedLogger();
-    try {
-      proxy.silence();
-      await withListener(
-        async (writerSide, payloads) => {
-          // The TCP connection is made (the relay accepts it) but the server's answers never come.
-          const subscribed = await within(5000, writerSide.subscribe(responseId(), collector().reader));
-          assert.ok(
-            subscribed !== 'still waiting' && subscribed.value,
-            `the subscribe: ${subscribed === 'still waiting' ? subscribed : String(subscribed.error)}`,
-          );
-          const subscription = subscribed.value;
-          assert.match(log.text(), /live events: cannot listen for stored events/);
-          proxy.heal();
-          const id = responseId();
-          writerSide.stored([{ responseId: id, from: 0, to: 1 }]);
-          await waitUntil('the notification once the server answers', () => payloads.length === 1, 5000);
-          assert.deepEqual((JSON.parse(payloads[0]!) as { r: unknown[] }).r, [[id, 0, 1]]);
-          subscription.close();
-        },
-        {
-          url: viaPort(proxy.port),
-          connectTimeoutMs: 300,
-          logger: log.logger,
-        },
-      );
-    } finally {
-      proxy.heal();
-      await proxy.close();
-    }
+    await withRelayedWriter(
+      async (writerSide, payloads, relay, log) => {
+        // The TCP connection is made (the relay accepts it) but the server's answers never come.
+        const subscribed = await within(5000, writerSide.subscribe(responseId(), collector().reader));
+        assert.ok(
+          subscribed !== 'still waiting' && subscribed.value,
+          `the subscribe: ${subscribed === 'still waiting' ? subscribed : String(subscribed.error)}`,
+        );
+        const subscription = subscribed.value;
+        assert.match(log.text(), /live events: cannot listen for stored events/);
+        relay.heal();
+        const id = responseId();
+        writerSide.stored([{ responseId: id, from: 0, to: 1 }]);
+        await waitUntil('the notification once the server answers', () => payloads.length === 1, 5000);
+        assert.deepEqual(rangesOf(payloads[0]!), [[id, 0, 1]]);
+        subscription.close();
+      },
+      { connectTimeoutMs: 300, silentFromStart: true },
+    );
   });
 });
 
