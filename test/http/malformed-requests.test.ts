@@ -9,6 +9,7 @@ import { familyOfPath } from '../../src/http/path-family';
 import { routes } from '../../src/generated/routes';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { createTestSchema } from '../helpers/store';
+import { waitFor } from '../helpers/wait';
 import { startServer, tempDir, writeConfig, type ServerProcess } from '../helpers/process';
 
 interface RawReply {
@@ -178,12 +179,8 @@ describe('malformed requests: JSON in the path family envelope', function () {
         const items = (await read.json()) as { data: { content: { text: string }[] }[] };
         return items.data[0]?.content[0]?.text ?? null;
       };
-      let stored = await storedText();
-      for (let tries = 0; stored === null; tries += 1) {
-        assert.ok(tries < 100, 'the input items were not stored');
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        stored = await storedText();
-      }
+      let stored: string | null = null;
+      await waitFor(async () => (stored = await storedText()) !== null, { what: 'the input items stored' });
       assert.equal(stored, 'hi \ufffd there \ud83d\ude00');
     }
   });
